@@ -1,0 +1,54 @@
+// swift-tools-version:6.0
+// Sluice: a media pipeline engine for Linux. See README.md and ARCHITECTURE.md.
+import PackageDescription
+
+let package = Package(
+    name: "Sluice",
+    products: [
+        .library(name: "Sluice", targets: ["Sluice"]),
+        .library(name: "MediaCore", targets: ["MediaCore"]),
+        .library(name: "MediaCodecs", targets: ["MediaCodecs"]),
+        .library(name: "MediaFiles", targets: ["MediaFiles"]),
+        .library(name: "MediaNodes", targets: ["MediaNodes"]),
+        .library(name: "CodecVPX", targets: ["CodecVPX"]),
+        .executable(name: "sluice", targets: ["sluice"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+    ],
+    targets: [
+        // C libraries, wrapped once at the edge.
+        .systemLibrary(
+            name: "CVPX", path: "Sources/CVPX", pkgConfig: "vpx",
+            providers: [.apt(["libvpx-dev"])]),
+        .target(name: "CSluiceShims", dependencies: ["CVPX"], path: "Sources/CSluiceShims"),
+
+        // Media time, formats, frames, pools, the graph runtime.
+        .target(
+            name: "MediaCore",
+            dependencies: [.product(name: "DequeModule", package: "swift-collections")]),
+        // Encoder/decoder protocols and the codec registry.
+        .target(name: "MediaCodecs", dependencies: ["MediaCore"]),
+        // VP8 through libvpx.
+        .target(name: "CodecVPX", dependencies: ["MediaCodecs", "CVPX", "CSluiceShims"]),
+        // Y4M, IVF and WAV readers and writers.
+        .target(
+            name: "MediaFiles",
+            dependencies: ["MediaCore", .product(name: "SystemPackage", package: "swift-system")]),
+        // Graph adapters: file sources/sinks, codec nodes.
+        .target(name: "MediaNodes", dependencies: ["MediaCore", "MediaCodecs", "MediaFiles"]),
+        // Umbrella: re-exports and the built-in codec registry and pipelines.
+        .target(name: "Sluice", dependencies: ["MediaCore", "MediaCodecs", "MediaFiles", "MediaNodes", "CodecVPX"]),
+        .executableTarget(
+            name: "sluice",
+            dependencies: ["Sluice", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+
+        .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore"]),
+        .testTarget(name: "MediaFilesTests", dependencies: ["MediaFiles"]),
+        .testTarget(name: "CodecVPXTests", dependencies: ["CodecVPX", "MediaFiles"]),
+        .testTarget(name: "SluiceTests", dependencies: ["Sluice"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

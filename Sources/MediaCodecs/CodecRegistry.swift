@@ -1,0 +1,36 @@
+import MediaCore
+
+/// The codecs an application can use, in order of preference.
+///
+/// Providers are looked up by codec name; the first registered provider for a codec wins unless
+/// `prefer(_:)` moves another to the front. Applications may register providers from their own
+/// packages.
+public struct CodecRegistry: Sendable {
+    public private(set) var videoEncoders: [any VideoEncoderProvider] = []
+    public private(set) var videoDecoders: [any VideoDecoderProvider] = []
+
+    public init() {}
+
+    public mutating func register(_ provider: any VideoEncoderProvider) { videoEncoders.append(provider) }
+    public mutating func register(_ provider: any VideoDecoderProvider) { videoDecoders.append(provider) }
+
+    /// Moves the providers named `name` (encoders and decoders) to the front, keeping the rest in order.
+    public mutating func prefer(_ name: String) {
+        videoEncoders = videoEncoders.filter { $0.name == name } + videoEncoders.filter { $0.name != name }
+        videoDecoders = videoDecoders.filter { $0.name == name } + videoDecoders.filter { $0.name != name }
+    }
+
+    /// The preferred encoder provider for `codec`, optionally restricted to the provider `named`.
+    public func videoEncoder(for codec: CodecName, named: String? = nil) throws -> any VideoEncoderProvider {
+        guard let found = videoEncoders.first(where: { $0.codec == codec && (named == nil || $0.name == named) })
+        else { throw CodecError.noProvider(codec, role: named.map { "video encoder named \($0)" } ?? "video encoder") }
+        return found
+    }
+
+    /// The preferred decoder provider for `codec`.
+    public func videoDecoder(for codec: CodecName) throws -> any VideoDecoderProvider {
+        guard let found = videoDecoders.first(where: { $0.codec == codec })
+        else { throw CodecError.noProvider(codec, role: "video decoder") }
+        return found
+    }
+}

@@ -1,0 +1,152 @@
+/// What travels on the edges of a graph.
+public protocol MediaPayload: Sendable {
+    /// Presentation time of the first sample or the picture.
+    var pts: MediaTime { get }
+}
+
+/// Where one plane of a picture lies in its buffer.
+public struct Plane: Sendable, Hashable {
+    public var offset: Int
+    /// Bytes from the start of one row to the start of the next.
+    public var stride: Int
+    /// Meaningful bytes per row.
+    public var width: Int
+    public var rows: Int
+}
+
+/// The planes of a picture of a given pixel format and size, with rows aligned for SIMD code.
+public struct PlaneLayout: Sendable, Hashable {
+    public let planeCount: Int
+    private let planes: (Plane, Plane, Plane)
+    /// Bytes the whole picture needs.
+    public let byteCount: Int
+
+    public init(_ pixelFormat: PixelFormat, width: Int, height: Int, rowAlignment: Int = 32) {
+        func aligned(_ n: Int) -> Int { (n + rowAlignment - 1) / rowAlignment * rowAlignment }
+        switch pixelFormat {
+        case .i420:
+            let chromaWidth = (width + 1) / 2, chromaRows = (height + 1) / 2
+            let y = Plane(offset: 0, stride: aligned(width), width: width, rows: height)
+            let u = Plane(offset: y.stride * height, stride: aligned(chromaWidth), width: chromaWidth, rows: chromaRows)
+            let v = Plane(offset: u.offset + u.stride * chromaRows, stride: u.stride, width: chromaWidth, rows: chromaRows)
+            planes = (y, u, v)
+            planeCount = 3
+            byteCount = v.offset + v.stride * chromaRows
+        }
+    }
+
+    public subscript(index: Int) -> Plane {
+        switch index {
+        case 0: return planes.0
+        case 1: return planes.1
+        case 2: return planes.2
+        default: preconditionFailure("plane \(index) out of range")
+        }
+    }
+
+    public static func == (a: PlaneLayout, b: PlaneLayout) -> Bool {
+        a.planeCount == b.planeCount && a.byteCount == b.byteCount
+            && (0..<a.planeCount).allSatisfy { a[$0] == b[$0] }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(byteCount)
+        for i in 0..<planeCount { hasher.combine(self[i]) }
+    }
+}
+
+/// A raw picture. Its storage comes from a `BufferPool` and goes back there when the last copy of
+/// the frame is dropped.
+public struct VideoFrame: MediaPayload {
+    public let pixelFormat: PixelFormat
+    public let width: Int
+    public let height: Int
+    public let layout: PlaneLayout
+    public let buffer: FrameBuffer
+    public var pts: MediaTime
+    public var duration: MediaTime?
+
+    /// A frame whose storage comes from `pool`. Its pixels are uninitialised: fill them before use.
+    public init(pixelFormat: PixelFormat = .i420, width: Int, height: Int, pts: MediaTime,
+                duration: MediaTime? = nil, pool: BufferPool) {
+        precondition(width > 0 && height > 0, "empty picture")
+        self.pixelFormat = pixelFormat
+        self.width = width
+        self.height = height
+        self.layout = PlaneLayout(pixelFormat, width: width, height: height)
+        self.buffer = pool.acquire(capacity: layout.byteCount)
+        self.pts = pts
+        self.duration = duration
+    }
+
+    /// The bytes of plane `index`, `layout[index].stride` bytes a row.
+    public func plane(_ index: Int) -> UnsafeMutableRawBufferPointer {
+        let p = layout[index]
+        return UnsafeMutableRawBufferPointer(rebasing: buffer.storage[p.offset..<(p.offset + p.stride * p.rows)])
+    }
+
+    /// Row `row` of plane `index`, exactly `layout[index].width` bytes.
+    public func row(_ row: Int, ofPlane index: Int) -> UnsafeMutableRawBufferPointer {
+        let p = layout[index]
+        let start = p.offset + row * p.stride
+        return UnsafeMutableRawBufferPointer(rebasing: buffer.storage[start..<(start + p.width)])
+    }
+}
+
+/// Raw audio: `sampleCount` samples per channel, channels interleaved.
+public struct AudioFrame: MediaPayload {
+    public let sampleFormat: SampleFormat
+    public let sampleRate: Int
+    public let channels: Int
+    public let sampleCount: Int
+    public let buffer: FrameBuffer
+    public var pts: MediaTime
+
+    /// A frame whose storage comes from `pool`; its samples are uninitialised.
+    public init(sampleFormat: SampleFormat, sampleRate: Int, channels: Int, sampleCount: Int, pts: MediaTime,
+                pool: BufferPool) {
+        self.sampleFormat = sampleFormat
+        self.sampleRate = sampleRate
+        self.channels = channels
+        self.sampleCount = sampleCount
+        self.buffer = pool.acquire(capacity: sampleCount * channels * sampleFormat.bytesPerSample)
+        self.pts = pts
+    }
+
+    public var byteCount: Int { sampleCount * channels * sampleFormat.bytesPerSample }
+    public var bytes: UnsafeMutableRawBufferPointer {
+        UnsafeMutableRawBufferPointer(rebasing: buffer.storage[0..<byteCount])
+    }
+    public var duration: MediaTime { MediaTime(Int64(sampleCount), timebase: Rational(1, sampleRate)) }
+}
+
+/// One compressed access unit (a whole picture for video, one packet for audio).
+public struct EncodedFrame: MediaPayload {
+    public let codec: CodecName
+    public var isKeyframe: Bool
+    public var pts: MediaTime
+    /// Decoding time; equal to `pts` for codecs without reordering.
+    public var dts: MediaTime
+    public var duration: MediaTime?
+    public let buffer: FrameBuffer
+
+    /// A frame holding a copy of `bytes`, stored in a buffer from `pool` (or a fresh one).
+    public init(codec: CodecName, isKeyframe: Bool, pts: MediaTime, dts: MediaTime? = nil, duration: MediaTime? = nil,
+                copying bytes: UnsafeRawBufferPointer, pool: BufferPool?) {
+        self.codec = codec
+        self.isKeyframe = isKeyframe
+        self.pts = pts
+        self.dts = dts ?? pts
+        self.duration = duration
+        if let pool {
+            let buffer = pool.acquire(capacity: bytes.count)
+            if let base = bytes.baseAddress { buffer.storage.baseAddress!.copyMemory(from: base, byteCount: bytes.count) }
+            self.buffer = buffer
+        } else {
+            self.buffer = FrameBuffer(copying: bytes)
+        }
+    }
+
+    public var bytes: UnsafeRawBufferPointer { buffer.bytes }
+    public var byteCount: Int { buffer.count }
+}

@@ -1,0 +1,97 @@
+/// The name of a compressed format, e.g. "VP8". Open-ended so that codec plug-ins can add their own.
+public struct CodecName: RawRepresentable, Hashable, Comparable, Sendable, ExpressibleByStringLiteral,
+    CustomStringConvertible
+{
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue.uppercased() }
+    public init(stringLiteral value: String) { self.init(rawValue: value) }
+    public var description: String { rawValue }
+    public static func < (a: CodecName, b: CodecName) -> Bool { a.rawValue < b.rawValue }
+
+    public static let vp8: CodecName = "VP8"
+    public static let h264: CodecName = "H264"
+    public static let opus: CodecName = "OPUS"
+}
+
+/// Layouts of raw pictures.
+public enum PixelFormat: String, Hashable, Comparable, Sendable, CaseIterable {
+    /// 8-bit planar Y, U, V with both chroma planes subsampled 2x2 (4:2:0).
+    case i420 = "I420"
+
+    public static func < (a: PixelFormat, b: PixelFormat) -> Bool { a.rawValue < b.rawValue }
+}
+
+/// Layouts of raw audio samples; channels are always interleaved.
+public enum SampleFormat: String, Hashable, Comparable, Sendable, CaseIterable {
+    /// Signed 16-bit little-endian integers.
+    case s16 = "S16"
+    /// 32-bit IEEE float, nominal range -1...1.
+    case f32 = "F32"
+
+    public var bytesPerSample: Int { self == .s16 ? 2 : 4 }
+    public static func < (a: SampleFormat, b: SampleFormat) -> Bool { a.rawValue < b.rawValue }
+}
+
+/// How the data on an edge is represented: raw pixels, raw samples, or a compressed format.
+public enum Encoding: Hashable, Comparable, Sendable, CustomStringConvertible {
+    case pixels(PixelFormat)
+    case samples(SampleFormat)
+    case compressed(CodecName)
+
+    public var description: String {
+        switch self {
+        case .pixels(let p): return p.rawValue
+        case .samples(let s): return s.rawValue
+        case .compressed(let c): return c.rawValue
+        }
+    }
+}
+
+/// A fixed video format: what one edge of a graph carries after negotiation.
+public struct VideoFormat: Hashable, Sendable, CustomStringConvertible {
+    public var encoding: Encoding
+    public var width: Int
+    public var height: Int
+    /// Frames per second (nominal).
+    public var frameRate: Rational
+
+    public init(encoding: Encoding, width: Int, height: Int, frameRate: Rational) {
+        self.encoding = encoding
+        self.width = width
+        self.height = height
+        self.frameRate = frameRate
+    }
+
+    public var description: String { "video/\(encoding) \(width)x\(height)@\(frameRate)" }
+}
+
+/// A fixed audio format.
+public struct AudioFormat: Hashable, Sendable, CustomStringConvertible {
+    public var encoding: Encoding
+    public var sampleRate: Int
+    public var channels: Int
+
+    public init(encoding: Encoding, sampleRate: Int, channels: Int) {
+        self.encoding = encoding
+        self.sampleRate = sampleRate
+        self.channels = channels
+    }
+
+    public var description: String { "audio/\(encoding) \(sampleRate)Hz \(channels)ch" }
+}
+
+/// A fixed format of either kind.
+public enum MediaFormat: Hashable, Sendable, CustomStringConvertible {
+    case video(VideoFormat)
+    case audio(AudioFormat)
+
+    public var description: String {
+        switch self {
+        case .video(let v): return v.description
+        case .audio(let a): return a.description
+        }
+    }
+
+    public var video: VideoFormat? { if case .video(let v) = self { v } else { nil } }
+    public var audio: AudioFormat? { if case .audio(let a) = self { a } else { nil } }
+}
