@@ -12,6 +12,13 @@ public struct Plane: Sendable, Hashable {
     /// Meaningful bytes per row.
     public var width: Int
     public var rows: Int
+
+    public init(offset: Int, stride: Int, width: Int, rows: Int) {
+        self.offset = offset
+        self.stride = stride
+        self.width = width
+        self.rows = rows
+    }
 }
 
 /// The planes of a picture of a given pixel format and size, with rows aligned for SIMD code.

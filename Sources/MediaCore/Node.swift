@@ -1,0 +1,99 @@
+/// Control messages that travel against the flow of data, from a consumer toward the producer
+/// that can act on them (an encoder, a capture device).
+public enum UpstreamEvent: Sendable, Hashable, CustomStringConvertible {
+    /// Send a picture that does not depend on earlier ones as soon as possible.
+    case keyframeRequest
+    /// Change the target bitrate, in bits per second.
+    case bitrateChange(Int)
+
+    public var description: String {
+        switch self {
+        case .keyframeRequest: return "keyframe request"
+        case .bitrateChange(let bps): return "bitrate change to \(bps) bit/s"
+        }
+    }
+}
+
+/// What a node may use while running: the graph's clock and the way upstream.
+public struct NodeContext: Sendable {
+    public let nodeName: String
+    public let clock: any MediaClock
+    let sendUpstreamEvent: @Sendable (UpstreamEvent) -> Void
+
+    /// Sends `event` to the node feeding this one; it travels on until a node handles it.
+    public func sendUpstream(_ event: UpstreamEvent) { sendUpstreamEvent(event) }
+
+    /// A context for driving a node by hand (tests, tools), outside any graph.
+    public static func standalone(name: String, clock: any MediaClock = SystemClock(),
+                                  upstream: @escaping @Sendable (UpstreamEvent) -> Void = { _ in }) -> NodeContext {
+        NodeContext(nodeName: name, clock: clock, sendUpstreamEvent: upstream)
+    }
+}
+
+/// What every node of a graph has. A node is used by one thread at a time (the graph's worker for
+/// it), so it needs no locking of its own.
+public protocol MediaNode: AnyObject {
+    /// Names the node in errors and reports; unique within a graph.
+    var name: String { get }
+    /// Reacts to an event sent by a downstream node. Returns false to pass it further upstream.
+    func handle(_ event: UpstreamEvent) throws -> Bool
+    /// Releases resources and makes output durable. Called once after every run, whether it ended
+    /// at end of stream, by an error or by cancellation.
+    func close()
+}
+
+extension MediaNode {
+    public func handle(_ event: UpstreamEvent) throws -> Bool { false }
+    public func close() {}
+}
+
+/// A source's answer when asked for its next item.
+public enum Production<Output> {
+    case item(Output)
+    /// Nothing yet: ask again when the clock reads this time (a paced source).
+    case wait(until: ClockTime)
+    case end
+}
+
+/// Collects a transform's outputs. The graph reuses its storage, so emitting allocates nothing
+/// once warm.
+public struct Outbox<Item> {
+    var items: [Item] = []
+    public init() {}
+    public mutating func emit(_ item: Item) { items.append(item) }
+    public var count: Int { items.count }
+}
+
+/// A node that produces items (a file reader, a capture device).
+public protocol MediaSource: MediaNode {
+    associatedtype Output: MediaPayload
+    /// The formats this source can produce, best first.
+    func outputCaps() throws -> Caps
+    /// Called once with the negotiated format, before the first `produce()`.
+    func start(output: MediaFormat, context: NodeContext) throws
+    func produce() throws -> Production<Output>
+}
+
+/// A node that turns each input into zero or more outputs (a codec, a converter).
+public protocol MediaTransform: MediaNode {
+    associatedtype Input: MediaPayload
+    associatedtype Output: MediaPayload
+    /// The formats this node accepts, best first.
+    var inputCaps: Caps { get }
+    /// The formats it can produce from the negotiated input format, best first.
+    func outputCaps(for input: MediaFormat) throws -> Caps
+    func start(input: MediaFormat, output: MediaFormat, context: NodeContext) throws
+    func process(_ item: Input, into outbox: inout Outbox<Output>) throws
+    /// End of stream: emit whatever is still held.
+    func finish(into outbox: inout Outbox<Output>) throws
+}
+
+/// A node that consumes items (a file writer, a network sender, a counter).
+public protocol MediaSink: MediaNode {
+    associatedtype Input: MediaPayload
+    var inputCaps: Caps { get }
+    func start(input: MediaFormat, context: NodeContext) throws
+    func consume(_ item: Input) throws
+    /// End of stream: complete the output.
+    func finish() throws
+}

@@ -1,0 +1,179 @@
+import Synchronization
+
+/// What one step of a node's work came to.
+enum StepResult {
+    case progressed
+    /// Nothing to do now; if a time is given, the node wants to run again when the clock reads it.
+    case idle(wakeAt: ClockTime?)
+    case done
+}
+
+/// The graph's side of a node: its edges, negotiated formats, mailbox of upstream events and
+/// counters. Subclasses drive the three node roles; `step()` is shared by the threaded and the
+/// deterministic executors (edges decide whether waiting blocks).
+class NodeRunner: @unchecked Sendable {
+    let name: String
+    var node: any MediaNode { fatalError("subclass") }
+    /// Where this node's unhandled upstream events go.
+    var upstream: NodeRunner?
+    var downstream: [NodeRunner] = []
+    var inputFormat: MediaFormat?
+    var outputFormat: MediaFormat?
+    var isDone = false
+
+    private let mailbox = Mutex<[UpstreamEvent]>([])
+    private var pendingEvents: [UpstreamEvent] = []
+    let itemsIn = Atomic<Int>(0)
+    let itemsOut = Atomic<Int>(0)
+    let eventsUnhandled = Atomic<Int>(0)
+
+    init(name: String) { self.name = name }
+
+    // MARK: Negotiation (see Graph.build)
+
+    /// What this node accepts; `nil` for sources.
+    var acceptedCaps: Caps? { nil }
+    /// What this node can produce given `inputFormat`; `nil` for sinks.
+    func offeredCaps() throws -> Caps? { nil }
+    func start(context: NodeContext) throws {}
+    var outputEdges: [AnyObject] { [] }
+    func attachOutput(_ edge: AnyObject) { preconditionFailure("\(name) has no output") }
+    func makeNonBlocking() {}
+
+    // MARK: Running
+
+    func step() throws -> StepResult { fatalError("subclass") }
+
+    /// Queues an event for this node; it is handled on the node's own thread before its next step.
+    func post(_ event: UpstreamEvent) {
+        mailbox.withLock { $0.append(event) }
+    }
+
+    /// Hands queued events to the node; those it does not handle travel on upstream.
+    func deliverEvents() throws {
+        mailbox.withLock { swap(&$0, &pendingEvents) }
+        guard !pendingEvents.isEmpty else { return }
+        for event in pendingEvents where try !node.handle(event) {
+            if let upstream { upstream.post(event) } else { eventsUnhandled.add(1, ordering: .relaxed) }
+        }
+        pendingEvents.removeAll(keepingCapacity: true)
+    }
+
+    var report: NodeReport {
+        NodeReport(name: name, itemsIn: itemsIn.load(ordering: .relaxed), itemsOut: itemsOut.load(ordering: .relaxed),
+                   unhandledEvents: eventsUnhandled.load(ordering: .relaxed))
+    }
+}
+
+/// Pushes every item of `outbox` and, at the end, end-of-stream to each output edge.
+/// Returns false when an edge was closed (the run is stopping).
+private func deliver<Item>(_ outbox: inout Outbox<Item>, end: Bool, to outputs: [Edge<Item>], counter: borrowing Atomic<Int>) -> Bool {
+    defer { outbox.items.removeAll(keepingCapacity: true) }
+    for item in outbox.items {
+        for edge in outputs where !edge.push(.item(item)) { return false }
+    }
+    counter.add(outbox.items.count, ordering: .relaxed)
+    if end {
+        for edge in outputs where !edge.push(.end) { return false }
+    }
+    return true
+}
+
+final class SourceRunner<Source: MediaSource>: NodeRunner, @unchecked Sendable {
+    let source: Source
+    private var outputs: [Edge<Source.Output>] = []
+    private var outbox = Outbox<Source.Output>()
+
+    init(_ source: Source) {
+        self.source = source
+        super.init(name: source.name)
+    }
+
+    override var node: any MediaNode { source }
+    override func offeredCaps() throws -> Caps? { try source.outputCaps() }
+    override func start(context: NodeContext) throws { try source.start(output: outputFormat!, context: context) }
+    override var outputEdges: [AnyObject] { outputs }
+    override func attachOutput(_ edge: AnyObject) { outputs.append(edge as! Edge<Source.Output>) }
+    override func makeNonBlocking() { outputs.forEach { $0.makeNonBlocking() } }
+
+    override func step() throws -> StepResult {
+        try deliverEvents()
+        guard outputs.allSatisfy(\.hasRoom) else { return .idle(wakeAt: nil) }
+        switch try source.produce() {
+        case .item(let item):
+            outbox.emit(item)
+            return deliver(&outbox, end: false, to: outputs, counter: itemsOut) ? .progressed : .done
+        case .wait(let deadline):
+            return .idle(wakeAt: deadline)
+        case .end:
+            _ = deliver(&outbox, end: true, to: outputs, counter: itemsOut)
+            return .done
+        }
+    }
+}
+
+final class TransformRunner<Transform: MediaTransform>: NodeRunner, @unchecked Sendable {
+    let transform: Transform
+    var input: Edge<Transform.Input>!
+    private var outputs: [Edge<Transform.Output>] = []
+    private var outbox = Outbox<Transform.Output>()
+
+    init(_ transform: Transform) {
+        self.transform = transform
+        super.init(name: transform.name)
+    }
+
+    override var node: any MediaNode { transform }
+    override var acceptedCaps: Caps? { transform.inputCaps }
+    override func offeredCaps() throws -> Caps? { try transform.outputCaps(for: inputFormat!) }
+    override func start(context: NodeContext) throws {
+        try transform.start(input: inputFormat!, output: outputFormat!, context: context)
+    }
+    override var outputEdges: [AnyObject] { outputs }
+    override func attachOutput(_ edge: AnyObject) { outputs.append(edge as! Edge<Transform.Output>) }
+    override func makeNonBlocking() { outputs.forEach { $0.makeNonBlocking() } }
+
+    override func step() throws -> StepResult {
+        try deliverEvents()
+        guard outputs.allSatisfy(\.hasRoom) else { return .idle(wakeAt: nil) }
+        guard let packet = input.pop() else { return input.blocking ? .done : .idle(wakeAt: nil) }
+        switch packet {
+        case .item(let item):
+            itemsIn.add(1, ordering: .relaxed)
+            try transform.process(item, into: &outbox)
+            return deliver(&outbox, end: false, to: outputs, counter: itemsOut) ? .progressed : .done
+        case .end:
+            try transform.finish(into: &outbox)
+            _ = deliver(&outbox, end: true, to: outputs, counter: itemsOut)
+            return .done
+        }
+    }
+}
+
+final class SinkRunner<Sink: MediaSink>: NodeRunner, @unchecked Sendable {
+    let sink: Sink
+    var input: Edge<Sink.Input>!
+
+    init(_ sink: Sink) {
+        self.sink = sink
+        super.init(name: sink.name)
+    }
+
+    override var node: any MediaNode { sink }
+    override var acceptedCaps: Caps? { sink.inputCaps }
+    override func start(context: NodeContext) throws { try sink.start(input: inputFormat!, context: context) }
+
+    override func step() throws -> StepResult {
+        try deliverEvents()
+        guard let packet = input.pop() else { return input.blocking ? .done : .idle(wakeAt: nil) }
+        switch packet {
+        case .item(let item):
+            itemsIn.add(1, ordering: .relaxed)
+            try sink.consume(item)
+            return .progressed
+        case .end:
+            try sink.finish()
+            return .done
+        }
+    }
+}

@@ -1,0 +1,103 @@
+import Glibc
+import MediaCore
+import Testing
+
+@Suite struct MediaTimeTests {
+    @Test func rationalsReduceAndCompare() {
+        #expect(Rational(2, 60) == Rational(1, 30))
+        #expect(Rational(1, -2) == Rational(-1, 2))
+        #expect(Rational(30000, 1001) < Rational(30, 1))
+        #expect(Rational(parsing: "30000/1001") == Rational(30000, 1001))
+        #expect(Rational(parsing: "25") == Rational(25, 1))
+        #expect(Rational(parsing: "29.97") == Rational(2997, 100))
+        #expect(Rational(parsing: "x/2") == nil)
+    }
+
+    @Test func mediaTimesCompareAcrossTimebasesAndRescaleToNearest() {
+        let frame = MediaTime(1, timebase: Rational(1, 30))
+        #expect(frame == MediaTime(3000, timebase: Rational(1, 90000)))
+        #expect(frame < MediaTime(3001, timebase: Rational(1, 90000)))
+        #expect(MediaTime(1, timebase: Rational(1001, 30000)).rescaled(to: Rational(1, 90000)).value == 3003)
+        #expect(MediaTime(1, timebase: Rational(1, 3)).rescaled(to: Rational(1, 1000)).value == 333)
+        #expect(MediaTime(2, timebase: Rational(1, 3)).rescaled(to: Rational(1, 1000)).value == 667)
+        #expect(MediaTime(-2, timebase: Rational(1, 3)).rescaled(to: Rational(1, 1000)).value == -667)
+        // Half a tick of 1/30 s rounds away from zero.
+        #expect((frame + MediaTime(1, timebase: Rational(1, 60))).value == 2)
+        #expect(ClockTime(MediaTime(1, timebase: Rational(1, 30))).nanoseconds == 33_333_333)
+    }
+}
+
+@Suite struct CapsTests {
+    let i420: Encoding = .pixels(.i420)
+
+    @Test func intersectionKeepsTheLeftSidesPreferenceOrder() {
+        let offered: Caps = [.video(.oneOf([.compressed(.vp8), .compressed(.h264)]), width: .exactly(640),
+                                    height: .exactly(360), frameRate: .exactly(Rational(25, 1)))]
+        let accepted: Caps = [.video(.oneOf([.compressed(.h264), .compressed(.vp8)]), width: .range(16...1920))]
+        let agreed = offered.intersection(accepted)
+        #expect(agreed.fixated == .video(VideoFormat(encoding: .compressed(.vp8), width: 640, height: 360,
+                                                     frameRate: Rational(25, 1))))
+    }
+
+    @Test func disjointFieldsGiveNothing() {
+        let a: Caps = [.video(.exactly(i420), width: .range(16...320))]
+        #expect(a.intersection([.video(.exactly(i420), width: .range(321...640))]).isEmpty)
+        #expect(a.intersection([.audio(.any)]).isEmpty)
+        #expect(a.intersection([.video(.exactly(.compressed(.vp8)))]).isEmpty)
+    }
+
+    @Test func rangesIntersectAndOpenFieldsDoNotFixate() {
+        let agreed = Choice<Int>.range(16...640).intersection(.range(320...1920))
+        #expect(agreed == .range(320...640))
+        #expect(Choice<Int>.range(16...640).intersection(.oneOf([8, 480, 720])) == .oneOf([480]))
+        #expect(Caps([.video(.exactly(i420), width: .exactly(2), height: .exactly(2))]).fixated == nil)
+    }
+
+    @Test func describesReadably() {
+        let caps = Caps(.video(VideoFormat(encoding: i420, width: 640, height: 360, frameRate: Rational(30000, 1001))))
+        #expect(caps.description == "video/I420 640x360@30000/1001")
+    }
+}
+
+@Suite struct FrameAndPoolTests {
+    @Test func i420LayoutAlignsRowsAndHalvesChroma() {
+        let layout = PlaneLayout(.i420, width: 33, height: 17)
+        #expect(layout[0] == Plane(offset: 0, stride: 64, width: 33, rows: 17))
+        #expect(layout[1] == Plane(offset: 64 * 17, stride: 32, width: 17, rows: 9))
+        #expect(layout[2].offset == 64 * 17 + 32 * 9)
+        #expect(layout.byteCount == 64 * 17 + 2 * 32 * 9)
+    }
+
+    @Test func poolRecyclesStorageOnceFramesAreDropped() {
+        let pool = BufferPool(name: "test")
+        for i in 0..<100 {
+            let frame = VideoFrame(width: 640, height: 360, pts: MediaTime(Int64(i), timebase: Rational(1, 30)), pool: pool)
+            frame.plane(0)[0] = 1
+        }
+        #expect(pool.allocations == 1)
+        #expect(pool.outstanding == 0)
+        var held: [VideoFrame] = []
+        for i in 0..<3 { held.append(VideoFrame(width: 64, height: 64, pts: .zero(Rational(1, 30 + i)), pool: pool)) }
+        // The first reuses the big idle block; the other two need storage of their own.
+        #expect(pool.allocations == 3)
+        #expect(pool.outstanding == 3)
+        held.removeAll()
+        #expect(pool.outstanding == 0)
+    }
+
+    @Test func psnrOfIdenticalAndShiftedPictures() {
+        let pool = BufferPool(name: "psnr")
+        let a = VideoFrame(width: 16, height: 16, pts: .zero(Rational(1, 1)), pool: pool)
+        let b = VideoFrame(width: 16, height: 16, pts: .zero(Rational(1, 1)), pool: pool)
+        for p in 0..<3 {
+            a.plane(p).initializeMemory(as: UInt8.self, repeating: 100)
+            b.plane(p).initializeMemory(as: UInt8.self, repeating: 100)
+        }
+        #expect(PictureQuality.psnr(a, b) == .infinity)
+        b.plane(0).initializeMemory(as: UInt8.self, repeating: 110)
+        // Luma is 256 of 384 samples, each off by 10: MSE = 100 * 2/3.
+        let expected = 10 * log10(255.0 * 255.0 / (100.0 * 2 / 3))
+        #expect(abs(PictureQuality.psnr(a, b) - expected) < 1e-9)
+    }
+}
+
