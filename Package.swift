@@ -12,6 +12,9 @@ let package = Package(
         .library(name: "MediaNodes", targets: ["MediaNodes"]),
         .library(name: "CodecVPX", targets: ["CodecVPX"]),
         .executable(name: "sluice", targets: ["sluice"]),
+        // The bare C library and its shims, for benchmarks that compare against it.
+        .library(name: "CVPX", targets: ["CVPX"]),
+        .library(name: "CSluiceShims", targets: ["CSluiceShims"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -45,10 +48,12 @@ let package = Package(
             name: "sluice",
             dependencies: ["Sluice", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
 
+        // Test helpers shared by the test targets (temporary folders, ffmpeg, sample media).
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore"]),
-        .testTarget(name: "MediaFilesTests", dependencies: ["MediaFiles"]),
-        .testTarget(name: "CodecVPXTests", dependencies: ["CodecVPX", "MediaFiles"]),
-        .testTarget(name: "SluiceTests", dependencies: ["Sluice"]),
+        .testTarget(name: "MediaFilesTests", dependencies: ["MediaFiles", "TestSupport"]),
+        .testTarget(name: "CodecVPXTests", dependencies: ["CodecVPX", "MediaFiles", "TestSupport"]),
+        .testTarget(name: "SluiceTests", dependencies: ["Sluice", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

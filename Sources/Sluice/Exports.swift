@@ -1,1 +1,6 @@
+// The umbrella module: `import Sluice` gives an application the whole engine.
+@_exported import CodecVPX
+@_exported import MediaCodecs
 @_exported import MediaCore
+@_exported import MediaFiles
+@_exported import MediaNodes

@@ -1,0 +1,24 @@
+// swift-tools-version:6.1
+// Sluice's benchmarks (package-benchmark). Run: cd Benchmarks && swift package benchmark
+import PackageDescription
+
+let package = Package(
+    name: "SluiceBenchmarks",
+    dependencies: [
+        .package(name: "Sluice", path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        .executableTarget(
+            name: "VP8Encode",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "Sluice", package: "Sluice"),
+                .product(name: "CVPX", package: "Sluice"),
+                .product(name: "CSluiceShims", package: "Sluice"),
+            ],
+            path: "Benchmarks/VP8Encode",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        )
+    ]
+)

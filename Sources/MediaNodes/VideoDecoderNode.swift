@@ -1,0 +1,65 @@
+import MediaCodecs
+import MediaCore
+
+/// Decodes compressed pictures with any `VideoDecoderProvider`: the graph adapter around a
+/// `VideoDecoder`.
+///
+/// A frame the decoder rejects is counted and dropped, never passed on; the node then drops
+/// everything up to the next keyframe (whose references are intact) and asks upstream for one.
+/// With `failOnCorruptFrame` the first bad frame stops the graph instead.
+public final class VideoDecoderNode: MediaTransform {
+    public let name: String
+    public let provider: any VideoDecoderProvider
+    public let threads: Int
+    public var failOnCorruptFrame = false
+    private var decoder: (any VideoDecoder)?
+    private var context: NodeContext?
+    private var awaitingKeyframe = true
+
+    /// Frames the decoder rejected.
+    public private(set) var corruptFrames = 0
+    /// Frames dropped while waiting for a keyframe after an error (or at the start).
+    public private(set) var skippedFrames = 0
+    /// The message of the first rejection, for reports.
+    public private(set) var firstError: String?
+
+    public init(_ provider: any VideoDecoderProvider, threads: Int = 1, name: String? = nil) {
+        self.provider = provider
+        self.threads = threads
+        self.name = name ?? "\(provider.codec.rawValue.lowercased())-decoder"
+    }
+
+    public var inputCaps: Caps { [.video(.exactly(.compressed(provider.codec)))] }
+
+    public func outputCaps(for input: MediaFormat) throws -> Caps {
+        guard let video = input.video else { return Caps([]) }
+        return provider.outputCaps(for: video)
+    }
+
+    public func start(input: MediaFormat, output: MediaFormat, context: NodeContext) throws {
+        decoder = try provider.makeDecoder(format: input.video!, threads: threads)
+        self.context = context
+    }
+
+    public func process(_ frame: EncodedFrame, into outbox: inout Outbox<VideoFrame>) throws {
+        if awaitingKeyframe {
+            guard frame.isKeyframe else { skippedFrames += 1; return }
+            awaitingKeyframe = false
+        }
+        do {
+            try decoder!.decode(frame) { outbox.emit($0) }
+        } catch {
+            if failOnCorruptFrame { throw error }
+            corruptFrames += 1
+            if firstError == nil { firstError = "\(error)" }
+            awaitingKeyframe = true
+            context?.sendUpstream(.keyframeRequest)
+        }
+    }
+
+    public func finish(into outbox: inout Outbox<VideoFrame>) throws {
+        try decoder!.flush { outbox.emit($0) }
+    }
+
+    public func close() { decoder = nil }
+}

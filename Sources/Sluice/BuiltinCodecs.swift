@@ -1,0 +1,9 @@
+extension CodecRegistry {
+    /// Every codec that ships with Sluice, in Sluice's order of preference.
+    public static var builtIn: CodecRegistry {
+        var registry = CodecRegistry()
+        registry.register(VP8EncoderProvider())
+        registry.register(VP8DecoderProvider())
+        return registry
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+
+/// Helpers shared by the test targets: temporary folders, external tools (ffmpeg, ffprobe), and
+/// the repository's sample media.
+public enum TestSupport {
+    /// The repository root (two levels above this file's folder).
+    public static let repositoryRoot: URL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// The bundled natural-content clip: VP8, 640x360, 25 fps, 132 frames.
+    public static var sampleIVF: String { repositoryRoot.appendingPathComponent("samples/big-buck-bunny-640x360.ivf").path }
+    public static let sampleFrameCount = 132
+
+    /// Where this test run's executables (the `sluice` CLI) are built.
+    public static var productsDirectory: URL {
+        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+    }
+
+    /// A fresh, empty folder, removed when `body` returns.
+    public static func withTemporaryDirectory<T>(_ body: (URL) throws -> T) throws -> T {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: url) }
+        return try body(url)
+    }
+
+    public struct ProcessResult: Sendable {
+        public var status: Int32
+        public var stdout: Data
+        public var stderr: String
+        public var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
+    }
+
+    public struct ToolFailure: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Runs `executable` (a path, or a name looked up in PATH) with `arguments`, killing it after
+    /// `timeout` seconds.
+    @discardableResult
+    public static func run(_ executable: String, _ arguments: [String], timeout: Double = 120) throws -> ProcessResult {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try locate(executable))
+        process.arguments = arguments
+        process.standardInput = FileHandle.nullDevice
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let killer = DispatchWorkItem { if process.isRunning { process.terminate() } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: killer)
+        // Read both pipes concurrently so that neither fills up and blocks the child.
+        nonisolated(unsafe) var errData = Data()
+        let errReader = Thread { errData = err.fileHandleForReading.readDataToEndOfFile() }
+        errReader.start()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        killer.cancel()
+        while !errReader.isFinished { usleep(1000) }
+        return ProcessResult(status: process.terminationStatus, stdout: outData,
+                             stderr: String(decoding: errData, as: UTF8.self))
+    }
+
+    /// Runs a tool that must succeed; its failure becomes a thrown error with its stderr.
+    @discardableResult
+    public static func runChecked(_ executable: String, _ arguments: [String], timeout: Double = 120) throws -> ProcessResult {
+        let result = try run(executable, arguments, timeout: timeout)
+        guard result.status == 0 else {
+            throw ToolFailure(description: "\(executable) \(arguments.joined(separator: " ")) exited \(result.status): \(result.stderr)")
+        }
+        return result
+    }
+
+    /// ffmpeg with quiet, non-interactive defaults.
+    @discardableResult
+    public static func ffmpeg(_ arguments: [String]) throws -> ProcessResult {
+        try runChecked("ffmpeg", ["-nostdin", "-hide_banner", "-loglevel", "error", "-y"] + arguments)
+    }
+
+    /// ffprobe's view of the first video stream: codec, size and the number of frames it decodes.
+    public static func probeVideo(_ path: String) throws -> (codec: String, width: Int, height: Int, frames: Int) {
+        let result = try runChecked("ffprobe", ["-v", "error", "-count_frames", "-select_streams", "v:0",
+                                                "-show_entries", "stream=codec_name,width,height,nb_read_frames",
+                                                "-of", "default=noprint_wrappers=1", path])
+        var fields: [String: String] = [:]
+        for line in result.stdoutText.split(separator: "\n") {
+            let parts = line.split(separator: "=", maxSplits: 1)
+            if parts.count == 2 { fields[String(parts[0])] = String(parts[1]) }
+        }
+        return (fields["codec_name"] ?? "", Int(fields["width"] ?? "") ?? 0, Int(fields["height"] ?? "") ?? 0,
+                Int(fields["nb_read_frames"] ?? "") ?? 0)
+    }
+
+    private static func locate(_ executable: String) throws -> String {
+        if executable.contains("/") { return executable }
+        for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+            let candidate = "\(dir)/\(executable)"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        throw ToolFailure(description: "\(executable) not found in PATH (tools/bootstrap installs it)")
+    }
+}
