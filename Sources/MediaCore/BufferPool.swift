@@ -18,6 +18,12 @@ public final class FrameBuffer: @unchecked Sendable {
         self.pool = pool
     }
 
+    /// An unpooled buffer of `capacity` bytes (uninitialised), with `count` set to `capacity`.
+    public convenience init(capacity: Int) {
+        let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: Swift.max(capacity, 1), alignment: 64)
+        self.init(storage: storage, count: capacity, pool: nil)
+    }
+
     /// An unpooled buffer holding a copy of `bytes`.
     public convenience init(copying bytes: UnsafeRawBufferPointer) {
         let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: Swift.max(bytes.count, 1), alignment: 64)

@@ -154,6 +154,18 @@ public struct EncodedFrame: MediaPayload {
         }
     }
 
+    /// A frame made of the first `buffer.count` bytes of `buffer`, filled by the caller (a file
+    /// reader that reads straight into pooled storage, say).
+    public init(codec: CodecName, isKeyframe: Bool, pts: MediaTime, dts: MediaTime? = nil, duration: MediaTime? = nil,
+                buffer: FrameBuffer) {
+        self.codec = codec
+        self.isKeyframe = isKeyframe
+        self.pts = pts
+        self.dts = dts ?? pts
+        self.duration = duration
+        self.buffer = buffer
+    }
+
     public var bytes: UnsafeRawBufferPointer { buffer.bytes }
     public var byteCount: Int { buffer.count }
 }

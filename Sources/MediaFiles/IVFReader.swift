@@ -38,18 +38,14 @@ public final class IVFReader {
             throw MediaFileError.corrupt(path: path, offset: frameStart, detail: "frame \(index) declares \(size) bytes")
         }
         let pts = MediaTime(Int64(bitPattern: frameHeader.littleEndian(UInt64.self, at: 4)), timebase: header.timebase)
-        // EncodedFrame only offers a copying initialiser, so the payload is read into temporary memory.
-        let frame = try withUnsafeTemporaryAllocation(byteCount: size, alignment: 16) { payload in
-            let present = try input.read(into: payload)
-            guard present == size else {
-                throw MediaFileError.truncated(
-                    path: path, offset: frameStart, detail: "frame \(index) needs \(size) bytes, \(present) present")
-            }
-            let bytes = UnsafeRawBufferPointer(payload)
-            return EncodedFrame(
-                codec: header.codec, isKeyframe: Self.isKeyframe(bytes, codec: header.codec), pts: pts,
-                copying: bytes, pool: pool)
+        let buffer = pool?.acquire(capacity: size) ?? FrameBuffer(capacity: size)
+        let present = try input.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer.storage[0..<size]))
+        guard present == size else {
+            throw MediaFileError.truncated(
+                path: path, offset: frameStart, detail: "frame \(index) needs \(size) bytes, \(present) present")
         }
+        let frame = EncodedFrame(codec: header.codec, isKeyframe: Self.isKeyframe(buffer.bytes, codec: header.codec),
+                                 pts: pts, buffer: buffer)
         framesRead += 1
         return frame
     }
