@@ -1,3 +1,4 @@
+import CSluiceShims
 import CVPX
 import MediaCodecs
 

@@ -35,6 +35,16 @@ struct VP8Tests {
         #expect(psnr >= 30)
     }
 
+    @Test("realtime output depends only on the input (fixed cpu-used)")
+    func deterministic() throws {
+        let frames = try Samples.bunny(count: 20, pool: inputPool)
+        func encode() throws -> [Data] {
+            let encoder = try VP8Encoder(format: rawFormat(), settings: VideoEncoderSettings(bitrate: 500_000))
+            return try encodeAll(frames, with: encoder).map { Data($0.bytes) }
+        }
+        #expect(try encode() == encode())
+    }
+
     @Test("odd picture sizes round-trip")
     func oddSize() throws {
         let frames = Samples.synthetic(count: 10, width: 161, height: 121, pool: inputPool)
