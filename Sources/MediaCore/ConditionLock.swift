@@ -61,4 +61,9 @@ final class WorkerThread: @unchecked Sendable {
     }
 
     func join() { pthread_join(thread, nil) }
+
+    /// Starts a thread nobody joins; its resources go when it ends.
+    static func detached(_ body: @escaping @Sendable () -> Void) {
+        pthread_detach(WorkerThread(body).thread)
+    }
 }

@@ -15,7 +15,9 @@ public struct Port<Item: MediaPayload>: @unchecked Sendable {
 ///   │ source │ ─────▶ │ transform │ ─────▶ │  sink   │   (one thread per node)
 ///   └────────┘ ◀───── └───────────┘ ◀───── └─────────┘
 ///   ◀───────────────── upstream events (keyframe request, bitrate change)
-///   errors: the first one stops every node; run() throws it with the node's name
+///   errors: the first one stops every node; run() throws it with the node's name.
+///   A failing source (a truncated file, a lost device) ends its stream instead, so that
+///   downstream completes what it already has, and then run() throws its error.
 /// ```
 ///
 /// Build a graph with `add`, which only accepts typed connections (pictures to a picture input);
@@ -158,6 +160,9 @@ public final class Graph: @unchecked Sendable {
                         case .idle(let wake):
                             clock.sleep(until: wake ?? clock.now + ClockTime(nanoseconds: 1_000_000), unless: stop)
                         case .done: return
+                        case .ended(let error):
+                            record(runner.name, error)
+                            return
                         }
                     }
                 } catch {
@@ -189,6 +194,10 @@ public final class Graph: @unchecked Sendable {
                     switch result {
                     case .progressed: progressed = true
                     case .done: runner.isDone = true; progressed = true
+                    case .ended(let error):
+                        record(runner.name, error)
+                        runner.isDone = true
+                        progressed = true
                     case .idle(let wake?): earliestWake = min(earliestWake ?? wake, wake)
                     case .idle(nil): break
                     }
@@ -205,6 +214,19 @@ public final class Graph: @unchecked Sendable {
             throw error
         }
         return try endRun(elapsed: manual.now - startTime)
+    }
+
+    /// Runs the graph on its own threads without blocking the caller's; cancelling the calling
+    /// task cancels the graph.
+    @discardableResult
+    public func run() async throws -> GraphReport {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                WorkerThread.detached { [self] in continuation.resume(with: Result { try run() as GraphReport }) }
+            }
+        } onCancel: {
+            cancel()
+        }
     }
 
     private func beginRun() throws {
@@ -228,11 +250,17 @@ public final class Graph: @unchecked Sendable {
         stopAll()
     }
 
+    /// Stops the run at the first error.
     private func fail(_ node: String, _ error: any Error) {
+        record(node, error)
+        stopAll()
+    }
+
+    /// Keeps the first error as the run's outcome.
+    private func record(_ node: String, _ error: any Error) {
         outcome.withLock { outcome in
             if outcome.failure == nil && !outcome.cancelled { outcome.failure = (node, error) }
         }
-        stopAll()
     }
 
     private func stopAll() {

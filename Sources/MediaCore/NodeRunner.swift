@@ -6,6 +6,9 @@ enum StepResult {
     /// Nothing to do now; if a time is given, the node wants to run again when the clock reads it.
     case idle(wakeAt: ClockTime?)
     case done
+    /// A source failed: its consumers were sent end of stream so that they can complete what they
+    /// already have; the run then reports this error.
+    case ended(by: any Error)
 }
 
 /// The graph's side of a node: its edges, negotiated formats, mailbox of upstream events and
@@ -99,7 +102,14 @@ final class SourceRunner<Source: MediaSource>: NodeRunner, @unchecked Sendable {
     override func step() throws -> StepResult {
         try deliverEvents()
         guard outputs.allSatisfy(\.hasRoom) else { return .idle(wakeAt: nil) }
-        switch try source.produce() {
+        let production: Production<Source.Output>
+        do {
+            production = try source.produce()
+        } catch {
+            _ = deliver(&outbox, end: true, to: outputs, counter: itemsOut)
+            return .ended(by: error)
+        }
+        switch production {
         case .item(let item):
             outbox.emit(item)
             return deliver(&outbox, end: false, to: outputs, counter: itemsOut) ? .progressed : .done

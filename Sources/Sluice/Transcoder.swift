@@ -72,8 +72,7 @@ public final class Transcoder: @unchecked Sendable {
         self.output = output
         self.options = options
         let from = try Container(path: input), to = try Container(path: output)
-        guard realpath(input, nil).map({ p in defer { free(p) }; return String(cString: p) })
-                != realpath(output, nil).map({ p in defer { free(p) }; return String(cString: p) }) else {
+        if let inputPath = Self.canonicalPath(input), inputPath == Self.canonicalPath(output) {
             throw TranscodeError.incompatible("\(output): output would overwrite the input")
         }
         guard from.isVideo == to.isVideo else {
@@ -92,6 +91,13 @@ public final class Transcoder: @unchecked Sendable {
         try graph.build()
         inputFormat = firstNode.flatMap { graph.outputFormat(of: $0) }
         outputFormat = lastNode.flatMap { graph.outputFormat(of: $0) }
+    }
+
+    /// The absolute path without links, or nil when the file does not exist.
+    static func canonicalPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
     private func videoInput(_ container: Container, registry: CodecRegistry) throws -> Port<VideoFrame> {

@@ -8,7 +8,7 @@ final class ProgressDisplay: @unchecked Sendable {
     private let transcoder: Transcoder
     private let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "progress"))
     private let interactive = isatty(STDERR_FILENO) == 1
-    private let start = SystemClock().now
+    private let startTime = SystemClock().now
     private var ticks = 0
 
     init(transcoder: Transcoder) { self.transcoder = transcoder }
@@ -21,13 +21,13 @@ final class ProgressDisplay: @unchecked Sendable {
 
     func stop() {
         timer.cancel()
-        if interactive && ticks > 0 { fputs("\r\u{1B}[K", stderr) }
+        if interactive && ticks > 0 { writeToStandardError("\r\u{1B}[K") }
     }
 
     private func tick() {
         ticks += 1
         let done = transcoder.framesDone
-        let elapsed = (SystemClock().now - start).seconds
+        let elapsed = (SystemClock().now - startTime).seconds
         let fps = elapsed > 0 ? Double(done) / elapsed : 0
         let total = transcoder.expectedFrames
         if interactive {
@@ -36,11 +36,11 @@ final class ProgressDisplay: @unchecked Sendable {
                 let width = 30, filled = min(width, done * width / total)
                 bar = "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] "
             }
-            fputs("\r\(bar)\(done)\(total.map { "/\($0)" } ?? "") frames  \(formatted(fps, digits: 1)) fps  "
-                  + "\(formatted(elapsed, digits: 1)) s\u{1B}[K", stderr)
+            writeToStandardError("\r\(bar)\(done)\(total.map { "/\($0)" } ?? "") frames  \(formatted(fps, digits: 1)) fps  "
+                  + "\(formatted(elapsed, digits: 1)) s\u{1B}[K")
         } else if ticks % 8 == 0 {
-            fputs("progress: \(done)\(total.map { "/\($0)" } ?? "") frames, \(formatted(fps, digits: 1)) fps, "
-                  + "\(formatted(elapsed, digits: 1)) s\n", stderr)
+            writeToStandardError("progress: \(done)\(total.map { "/\($0)" } ?? "") frames, \(formatted(fps, digits: 1)) fps, "
+                  + "\(formatted(elapsed, digits: 1)) s\n")
         }
     }
 }

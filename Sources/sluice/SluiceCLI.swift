@@ -15,20 +15,34 @@ struct SluiceCLI: ParsableCommand {
             var command = try parseAsRoot()
             try command.run()
         } catch let code as ExitCode {
-            exit(code.rawValue)
+            Glibc.exit(code.rawValue)
         } catch {
             let code = exitCode(for: error)
             if code == .success {
                 print(fullMessage(for: error))
-                exit(0)
+                Glibc.exit(0)
             }
             let message = message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
             printError("sluice: \(message) (see 'sluice --help')")
-            exit(code.rawValue)
+            Glibc.exit(code.rawValue)
         }
     }
 }
 
+/// Writes one line to stderr.
 func printError(_ text: String) {
-    fputs(text + "\n", stderr)
+    writeToStandardError(text + "\n")
+}
+
+func writeToStandardError(_ text: String) {
+    var text = text
+    text.withUTF8 { bytes in
+        var rest = UnsafeRawBufferPointer(bytes)
+        while !rest.isEmpty {
+            let written = write(STDERR_FILENO, rest.baseAddress, rest.count)
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { return }
+            rest = UnsafeRawBufferPointer(rebasing: rest[written...])
+        }
+    }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Dispatch
+import Foundation
 import Glibc
 import Sluice
 
@@ -116,12 +117,7 @@ struct Transcode: ParsableCommand {
     }
 }
 
+/// `value` with exactly `digits` decimals.
 func formatted(_ value: Double, digits: Int = 2) -> String {
-    var scale = 1.0
-    for _ in 0..<digits { scale *= 10 }
-    let rounded = (value * scale).rounded() / scale
-    let text = "\(rounded)"
-    guard let dot = text.firstIndex(of: ".") else { return text }
-    let decimals = text[text.index(after: dot)...]
-    return String(text[..<dot]) + "." + decimals.padding(toLength: digits, withPad: "0", startingAt: 0)
+    String(format: "%.\(digits)f", value)
 }

@@ -16,6 +16,10 @@ final class PatternSource: MediaSource {
     private(set) var eventsSeen: [(event: UpstreamEvent, atFrame: Int)] = []
     private(set) var closed = false
     var handles: Set<UpstreamEvent> = [.keyframeRequest]
+    /// Throw `Failure` instead of producing this frame.
+    var failAt: Int?
+
+    struct Failure: Error {}
     private var context: NodeContext!
     private var startTime = ClockTime.zero
 
@@ -35,6 +39,7 @@ final class PatternSource: MediaSource {
 
     func produce() throws -> Production<VideoFrame> {
         if let count, produced >= count { return .end }
+        if produced == failAt { throw Failure() }
         let timebase = format.frameRate.reciprocal
         let pts = MediaTime(Int64(produced), timebase: timebase)
         if paced {
