@@ -49,7 +49,7 @@ let package = Package(
             dependencies: ["Sluice", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
 
         // Test helpers shared by the test targets (temporary folders, ffmpeg, sample media).
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["MediaCore"], path: "Tests/TestSupport"),
         .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore"]),
         .testTarget(name: "MediaFilesTests", dependencies: ["MediaFiles", "TestSupport"]),
         .testTarget(name: "CodecVPXTests", dependencies: ["CodecVPX", "MediaFiles", "TestSupport"]),

@@ -19,6 +19,15 @@ let package = Package(
             ],
             path: "Benchmarks/VP8Encode",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        )
+        ),
+        .executableTarget(
+            name: "GraphRuntime",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "MediaCore", package: "Sluice"),
+            ],
+            path: "Benchmarks/GraphRuntime",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
     ]
 )

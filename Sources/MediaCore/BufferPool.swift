@@ -1,7 +1,6 @@
 import Synchronization
 
-/// Storage for one frame's bytes, handed out by a `BufferPool` and returned to it when the last
-/// reference goes away.
+/// Storage for one frame's bytes, usually handed out by a `BufferPool`.
 ///
 /// The producer fills the bytes before it passes the frame on; after that they are read-only by
 /// convention, which is what makes sharing a buffer between threads safe.
@@ -10,87 +9,72 @@ public final class FrameBuffer: @unchecked Sendable {
     public let storage: UnsafeMutableRawBufferPointer
     /// The number of meaningful bytes.
     public var count: Int
-    private let pool: BufferPool?
 
-    init(storage: UnsafeMutableRawBufferPointer, count: Int, pool: BufferPool?) {
-        self.storage = storage
-        self.count = count
-        self.pool = pool
+    /// A buffer of `capacity` bytes (uninitialised), with `count` set to `capacity`.
+    public init(capacity: Int) {
+        storage = UnsafeMutableRawBufferPointer.allocate(byteCount: Swift.max(capacity, 1), alignment: 64)
+        count = capacity
     }
 
-    /// An unpooled buffer of `capacity` bytes (uninitialised), with `count` set to `capacity`.
-    public convenience init(capacity: Int) {
-        let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: Swift.max(capacity, 1), alignment: 64)
-        self.init(storage: storage, count: capacity, pool: nil)
-    }
-
-    /// An unpooled buffer holding a copy of `bytes`.
+    /// A buffer holding a copy of `bytes`.
     public convenience init(copying bytes: UnsafeRawBufferPointer) {
-        let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: Swift.max(bytes.count, 1), alignment: 64)
+        self.init(capacity: bytes.count)
         if let base = bytes.baseAddress { storage.baseAddress!.copyMemory(from: base, byteCount: bytes.count) }
-        self.init(storage: storage, count: bytes.count, pool: nil)
     }
 
     /// The meaningful bytes.
     public var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: storage[0..<count]) }
     public var capacity: Int { storage.count }
 
-    deinit {
-        if let pool { pool.recycle(storage) } else { storage.deallocate() }
-    }
+    deinit { storage.deallocate() }
 }
 
-/// Recycles frame storage so that steady-state processing allocates none.
+/// Recycles frame storage so that steady-state processing allocates nothing.
 ///
-/// `acquire(capacity:)` reuses an idle block that is large enough or allocates a new one (rounded up
-/// to a power of two for variable-size users such as encoders). `allocations` counts the blocks ever
-/// allocated: once a pipeline is warm it stops growing, which tests and benchmarks check.
+/// The pool keeps every buffer it made. `acquire(capacity:)` hands out one that nobody else holds
+/// any more (its only reference is the pool's) and is large enough; only when there is none does it
+/// allocate, rounding up to a power of two for variable-size users such as encoders. Neither the
+/// bytes nor the buffer object are allocated again once a pipeline is warm: `allocations` stops
+/// growing, which tests and benchmarks check.
 public final class BufferPool: Sendable {
     public let name: String
     private let state = Mutex(State())
 
-    /// Raw storage owned by the pool while idle.
-    private struct Block: @unchecked Sendable { let memory: UnsafeMutableRawBufferPointer }
-
     private struct State: ~Copyable {
-        var idle: [Block] = []
+        var buffers: [FrameBuffer] = []
         var allocations = 0
-        var outstanding = 0
     }
 
     public init(name: String) { self.name = name }
 
     /// A buffer of at least `capacity` bytes, with `count` set to `capacity`.
     public func acquire(capacity: Int) -> FrameBuffer {
-        let reused: Block? = state.withLock { state in
-            state.outstanding += 1
-            guard let index = state.idle.firstIndex(where: { $0.memory.count >= capacity }) else {
-                state.allocations += 1
-                return nil
+        state.withLock { state in
+            var tooSmall: Int?
+            for index in state.buffers.indices where isKnownUniquelyReferenced(&state.buffers[index]) {
+                let buffer = state.buffers[index]
+                if buffer.capacity >= capacity {
+                    buffer.count = capacity
+                    return buffer
+                }
+                tooSmall = tooSmall ?? index
             }
-            return state.idle.remove(at: index)
+            state.allocations += 1
+            let fresh = FrameBuffer(capacity: Swift.max(64, capacity.nextPowerOfTwo))
+            fresh.count = capacity
+            // A free buffer that is too small is replaced, so the pool does not grow without bound.
+            if let tooSmall { state.buffers[tooSmall] = fresh } else { state.buffers.append(fresh) }
+            return fresh
         }
-        let storage = reused?.memory ?? UnsafeMutableRawBufferPointer.allocate(
-            byteCount: Swift.max(64, capacity.nextPowerOfTwo), alignment: 64)
-        return FrameBuffer(storage: storage, count: capacity, pool: self)
     }
 
-    /// Blocks ever allocated by this pool.
+    /// Buffers ever allocated by this pool.
     public var allocations: Int { state.withLock { $0.allocations } }
-    /// Buffers handed out and not yet returned.
-    public var outstanding: Int { state.withLock { $0.outstanding } }
 
-    fileprivate func recycle(_ storage: UnsafeMutableRawBufferPointer) {
-        let block = Block(memory: storage)
+    /// Buffers handed out and still held by someone.
+    public var outstanding: Int {
         state.withLock { state in
-            state.outstanding -= 1
-            state.idle.append(block)
-        }
-    }
-
-    deinit {
-        state.withLock { state in
-            for block in state.idle { block.memory.deallocate() }
+            state.buffers.indices.filter { !isKnownUniquelyReferenced(&state.buffers[$0]) }.count
         }
     }
 }

@@ -101,7 +101,7 @@ final class SourceRunner<Source: MediaSource>: NodeRunner, @unchecked Sendable {
 
     override func step() throws -> StepResult {
         try deliverEvents()
-        guard outputs.allSatisfy(\.hasRoom) else { return .idle(wakeAt: nil) }
+        guard outputs.allSatisfy({ $0.hasRoom }) else { return .idle(wakeAt: nil) }
         let production: Production<Source.Output>
         do {
             production = try source.produce()
@@ -145,7 +145,7 @@ final class TransformRunner<Transform: MediaTransform>: NodeRunner, @unchecked S
 
     override func step() throws -> StepResult {
         try deliverEvents()
-        guard outputs.allSatisfy(\.hasRoom) else { return .idle(wakeAt: nil) }
+        guard outputs.allSatisfy({ $0.hasRoom }) else { return .idle(wakeAt: nil) }
         guard let packet = input.pop() else { return input.blocking ? .done : .idle(wakeAt: nil) }
         switch packet {
         case .item(let item):
@@ -178,8 +178,8 @@ final class SinkRunner<Sink: MediaSink>: NodeRunner, @unchecked Sendable {
         guard let packet = input.pop() else { return input.blocking ? .done : .idle(wakeAt: nil) }
         switch packet {
         case .item(let item):
-            itemsIn.add(1, ordering: .relaxed)
             try sink.consume(item)
+            itemsIn.add(1, ordering: .relaxed)
             return .progressed
         case .end:
             try sink.finish()

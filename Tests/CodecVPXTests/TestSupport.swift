@@ -2,30 +2,11 @@ import CodecVPX
 import Foundation
 import MediaCodecs
 import MediaCore
+import TestSupport
 
-/// A failure of the test fixtures themselves (ffmpeg missing, bad output).
+/// A failure of the test fixtures themselves (ffmpeg gave too little output).
 struct FixtureError: Error, CustomStringConvertible {
     var description: String
-}
-
-/// Runs a program found on PATH and returns its standard output; throws if it fails.
-func run(_ program: String, _ arguments: [String]) throws -> Data {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = [program] + arguments
-    let output = Pipe(), errors = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    let message = errors.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else {
-        throw FixtureError(description: "\(program) failed (\(process.terminationStatus)): "
-                           + String(decoding: message, as: UTF8.self))
-    }
-    return data
 }
 
 /// Raw pictures for the tests: Big Buck Bunny decoded by ffmpeg, or synthetic moving shapes.
@@ -34,15 +15,15 @@ enum Samples {
     static let timebase = frameRate.reciprocal
 
     /// The first 60 pictures of the sample video, packed I420, decoded once per run.
-    static let bunny320: Result<Data, FixtureError> = decode(width: 320, height: 240, count: 60)
-    static let bunny640: Result<Data, FixtureError> = decode(width: 640, height: 360, count: 60)
+    static let bunny320: Result<Data, any Error> = decode(width: 320, height: 240, count: 60)
+    static let bunny640: Result<Data, any Error> = decode(width: 640, height: 360, count: 60)
 
-    static func decode(width: Int, height: Int, count: Int) -> Result<Data, FixtureError> {
+    static func decode(width: Int, height: Int, count: Int) -> Result<Data, any Error> {
         Result {
-            try run("ffmpeg", ["-nostdin", "-loglevel", "error", "-i", "/work/shared/media/bigbuckbunny.mp4",
-                               "-vf", "scale=\(width):\(height)", "-frames:v", "\(count)",
-                               "-pix_fmt", "yuv420p", "-f", "rawvideo", "-"])
-        }.mapError { $0 as? FixtureError ?? FixtureError(description: "\($0)") }
+            try TestSupport.ffmpeg(["-i", "/work/shared/media/bigbuckbunny.mp4",
+                                    "-vf", "scale=\(width):\(height)", "-frames:v", "\(count)",
+                                    "-pix_fmt", "yuv420p", "-f", "rawvideo", "-"]).stdout
+        }
     }
 
     /// `count` pictures (at most 60) of the sample video at 320x240 or 640x360.
@@ -104,15 +85,6 @@ enum Samples {
             }
         }
         return frame
-    }
-
-    /// The visible pixels of `frame`, packed plane after plane, as ffmpeg's rawvideo output has them.
-    static func packed(_ frame: VideoFrame) -> Data {
-        var data = Data(capacity: packedSize(width: frame.width, height: frame.height))
-        for plane in 0..<3 {
-            for row in 0..<frame.layout[plane].rows { data.append(contentsOf: frame.row(row, ofPlane: plane)) }
-        }
-        return data
     }
 }
 

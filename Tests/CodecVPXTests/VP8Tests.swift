@@ -2,6 +2,7 @@ import CodecVPX
 import Foundation
 import MediaCodecs
 import MediaCore
+import TestSupport
 import Testing
 
 @Suite("VP8 through libvpx")
@@ -209,13 +210,14 @@ struct VP8Tests {
         let frames = try Samples.bunny(pool: inputPool)
         let encoder = try VP8Encoder(format: rawFormat(), settings: VideoEncoderSettings(bitrate: 500_000, keyframeInterval: 10))
         let encoded = try encodeAll(frames, with: encoder, forceKeyframesAt: [15])
-        let ours = try decodeAll(encoded, with: VP8Decoder(format: vp8Format())).reduce(into: Data()) { $0 += Samples.packed($1) }
+        let ours = try decodeAll(encoded, with: VP8Decoder(format: vp8Format())).reduce(into: Data()) { $0 += TestSupport.packed($1) }
 
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-vp8-\(UUID().uuidString).ivf")
-        defer { try? FileManager.default.removeItem(at: file) }
-        try ivf(encoded, width: 320, height: 240, frameRate: Samples.frameRate).write(to: file)
-        let theirs = try run("ffmpeg", ["-nostdin", "-loglevel", "error", "-c:v", "libvpx", "-i", file.path,
-                                        "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"])
+        let theirs = try TestSupport.withTemporaryDirectory { dir in
+            let file = dir.appendingPathComponent("sluice-vp8.ivf")
+            try ivf(encoded, width: 320, height: 240, frameRate: Samples.frameRate).write(to: file)
+            return try TestSupport.ffmpeg(["-c:v", "libvpx", "-i", file.path,
+                                           "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"]).stdout
+        }
         #expect(theirs.count == 30 * Samples.packedSize(width: 320, height: 240))
         #expect(theirs == ours)
     }

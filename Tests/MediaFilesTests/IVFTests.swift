@@ -1,4 +1,5 @@
 import MediaCore
+import TestSupport
 import Testing
 
 @testable import MediaFiles
@@ -22,7 +23,7 @@ import Testing
     }
 
     @Test func roundTrip() throws {
-        try withTemporaryDirectory { dir in
+        try TestSupport.withTemporaryDirectory { dir in
             let path = dir.file("clip.ivf")
             let writer = try IVFWriter(path: path, codec: .vp8, width: 320, height: 240, timebase: Rational(1, 1000))
             let keyframes: Set = [0, 5]
@@ -51,7 +52,7 @@ import Testing
     }
 
     @Test func headerFrameCountIsNotTrusted() throws {
-        try withTemporaryDirectory { dir in
+        try TestSupport.withTemporaryDirectory { dir in
             let path = dir.file("stream.ivf")
             let writer = try IVFWriter(path: path, codec: .vp8, width: 16, height: 16, timebase: Rational(1, 30))
             for i in 0..<4 { try writer.write(encodedFrame(i, keyframe: i == 0, pts: MediaTime(Int64(i), timebase: Rational(1, 30)))) }
@@ -70,15 +71,15 @@ import Testing
     /// leaves a file that ffprobe reads as 3 frames, both before close (a run that stopped) and after.
     @Test(arguments: [("libvpx", CodecName.vp8), ("libvpx-vp9", CodecName("VP9"))])
     func ffmpegClipAndPartialCopy(encoder: String, codec: CodecName) throws {
-        try withTemporaryDirectory { dir in
+        try TestSupport.withTemporaryDirectory { dir in
             let source = dir.file("source.ivf"), copy = dir.file("copy.ivf")
-            try ffmpeg([
+            try TestSupport.ffmpeg([
                 "-f", "lavfi", "-i", "testsrc=size=64x48:rate=10", "-frames:v", "10", "-c:v", encoder,
                 "-g", "4", "-deadline", "realtime", "-cpu-used", "8", "-lag-in-frames", "0", "-b:v", "200k", source,
             ])
-            let probedKeyframes = try runTool("ffprobe", [
+            let probedKeyframes = try TestSupport.runChecked("ffprobe", [
                 "-v", "error", "-select_streams", "v:0", "-show_entries", "packet=flags", "-of", "csv=p=0", source,
-            ])
+            ]).stdout
             let expectedKeyframes = String(decoding: probedKeyframes, as: UTF8.self).split(separator: "\n").map { $0.hasPrefix("K") }
             try #require(expectedKeyframes.count == 10)
             try #require(expectedKeyframes.filter { $0 }.count >= 2, "the clip should have several key frames")
@@ -95,7 +96,7 @@ import Testing
 
             func checkThreeFrames() throws {
                 #expect(try IVFReader(path: copy).header.frameCount == 3)
-                let probed = try ffprobe(copy, entries: "stream=nb_read_frames,width,height", extra: ["-count_frames"])
+                let probed = try TestSupport.ffprobe(copy, entries: "stream=nb_read_frames,width,height", extra: ["-count_frames"])
                 #expect(probed == ["nb_read_frames": "3", "width": "64", "height": "48"])
                 let copied = try IVFReader(path: copy)
                 for original in frames.prefix(3) {
@@ -123,7 +124,7 @@ import Testing
     }
 
     @Test func truncatedFrameNamesItsOffset() throws {
-        try withTemporaryDirectory { dir in
+        try TestSupport.withTemporaryDirectory { dir in
             let path = dir.file("cut.ivf")
             try writeThreeFrames(to: path)
             let frame2 = 32 + 2 * (12 + 500)
@@ -137,7 +138,7 @@ import Testing
     }
 
     @Test func truncatedFrameHeaderNamesItsOffset() throws {
-        try withTemporaryDirectory { dir in
+        try TestSupport.withTemporaryDirectory { dir in
             let path = dir.file("cut.ivf")
             try writeThreeFrames(to: path)
             let frame2 = 32 + 2 * (12 + 500)
@@ -152,7 +153,7 @@ import Testing
 
     @Test(arguments: [UInt32(0), UInt32(64 << 20) + 1, UInt32.max])
     func implausibleFrameSizeIsCorrupt(size: UInt32) throws {
-        try withTemporaryDirectory { dir in
+        try TestSupport.withTemporaryDirectory { dir in
             let path = dir.file("bad.ivf")
             try writeThreeFrames(to: path)
             let frame1 = 32 + 12 + 500
@@ -165,7 +166,7 @@ import Testing
     }
 
     @Test func badSignatureIsCorruptAtZero() throws {
-        try withTemporaryDirectory { dir in
+        try TestSupport.withTemporaryDirectory { dir in
             let path = dir.file("bad.ivf")
             try writeThreeFrames(to: path)
             try patch(path, at: 0, with: Array("RIFF".utf8))
@@ -179,7 +180,7 @@ import Testing
     }
 
     @Test func shortHeaderIsTruncated() throws {
-        try withTemporaryDirectory { dir in
+        try TestSupport.withTemporaryDirectory { dir in
             let path = dir.file("short.ivf")
             try writeThreeFrames(to: path)
             try cut(path, to: 20)
@@ -189,7 +190,7 @@ import Testing
     }
 
     @Test func badHeaderSizeIsCorrupt() throws {
-        try withTemporaryDirectory { dir in
+        try TestSupport.withTemporaryDirectory { dir in
             let path = dir.file("bad.ivf")
             try writeThreeFrames(to: path)
             try patch(path, at: 6, with: [64, 0])
@@ -211,7 +212,7 @@ import Testing
     }
 
     @Test func writerRejectsWhatIVFCannotHold() throws {
-        try withTemporaryDirectory { dir in
+        try TestSupport.withTemporaryDirectory { dir in
             #expect(throws: MediaFileError.self) {
                 try IVFWriter(path: dir.file("a.ivf"), codec: CodecName("MPEG4"), width: 16, height: 16, timebase: Rational(1, 30))
             }

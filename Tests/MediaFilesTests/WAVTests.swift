@@ -1,4 +1,5 @@
 import MediaCore
+import TestSupport
 import Testing
 
 @testable import MediaFiles
@@ -40,7 +41,7 @@ import Testing
 
     @Test(arguments: [SampleFormat.s16, .f32])
     func roundTrip(format: SampleFormat) throws {
-        try withTemporaryDirectory { dir in
+        try TestSupport.withTemporaryDirectory { dir in
             let path = dir.file("audio.wav")
             let written = try writeTestFile(path, format)
             let reader = try WAVReader(path: path, pool: pool)
@@ -56,10 +57,10 @@ import Testing
 
     @Test(arguments: [("pcm_s16le", "s16le", SampleFormat.s16), ("pcm_f32le", "f32le", .f32)])
     func readsWhatFFmpegWrites(codec: String, rawFormat: String, format: SampleFormat) throws {
-        try withTemporaryDirectory { dir in
+        try TestSupport.withTemporaryDirectory { dir in
             let source = ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=0.1", "-ac", "2"]
-            try ffmpeg(source + ["-c:a", codec, dir.file("sine.wav")])
-            try ffmpeg(source + ["-f", rawFormat, dir.file("sine.raw")])
+            try TestSupport.ffmpeg(source + ["-c:a", codec, dir.file("sine.wav")])
+            try TestSupport.ffmpeg(source + ["-f", rawFormat, dir.file("sine.raw")])
             let reader = try WAVReader(path: dir.file("sine.wav"), pool: pool)
             #expect(reader.format == AudioFormat(encoding: .samples(format), sampleRate: 48000, channels: 2))
             let (bytes, samples) = try readAll(reader, maxSamples: 1024)
@@ -69,10 +70,10 @@ import Testing
     }
 
     @Test func readsExtensibleMultichannelPCM() throws {
-        try withTemporaryDirectory { dir in
+        try TestSupport.withTemporaryDirectory { dir in
             let source = ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=0.05", "-ac", "6"]
-            try ffmpeg(source + ["-c:a", "pcm_s16le", dir.file("six.wav")])
-            try ffmpeg(source + ["-f", "s16le", dir.file("six.raw")])
+            try TestSupport.ffmpeg(source + ["-c:a", "pcm_s16le", dir.file("six.wav")])
+            try TestSupport.ffmpeg(source + ["-f", "s16le", dir.file("six.raw")])
             let file = try contents(of: dir.file("six.wav"))
             try #require(file[20] == 0xFE && file[21] == 0xFF, "ffmpeg should write WAVE_FORMAT_EXTENSIBLE for 5.1")
             let reader = try WAVReader(path: dir.file("six.wav"), pool: pool)
@@ -85,9 +86,9 @@ import Testing
 
     @Test(arguments: [("pcm_s24le", "24-bit PCM"), ("pcm_u8", "8-bit PCM"), ("pcm_f64le", "64-bit float"), ("pcm_alaw", "tag 0x6 ")])
     func rejectsOtherSampleFormats(codec: String, named: String) throws {
-        try withTemporaryDirectory { dir in
+        try TestSupport.withTemporaryDirectory { dir in
             let path = dir.file("other.wav")
-            try ffmpeg(["-f", "lavfi", "-i", "sine=sample_rate=8000:duration=0.01", "-c:a", codec, path])
+            try TestSupport.ffmpeg(["-f", "lavfi", "-i", "sine=sample_rate=8000:duration=0.01", "-c:a", codec, path])
             let error = #expect(throws: MediaFileError.self) { try WAVReader(path: path, pool: pool) }
             guard case .unsupported(path, let detail) = error else {
                 Issue.record("expected unsupported, got \(String(describing: error))")
@@ -98,7 +99,7 @@ import Testing
     }
 
     @Test func truncatedDataDeliversCompleteSamplesThenThrows() throws {
-        try withTemporaryDirectory { dir in
+        try TestSupport.withTemporaryDirectory { dir in
             let path = dir.file("cut.wav")
             let written = try writeTestFile(path, .s16)
             try cut(path, to: 44 + 2501)  // 625 samples of 4 bytes, and one byte of the next
@@ -120,7 +121,7 @@ import Testing
     }
 
     @Test func streamedDataSizeReadsToEndOfFile() throws {
-        try withTemporaryDirectory { dir in
+        try TestSupport.withTemporaryDirectory { dir in
             let path = dir.file("streamed.wav")
             let written = try writeTestFile(path, .s16)
             try patch(path, at: 40, with: littleEndian32(0xFFFF_FFFF))
@@ -138,7 +139,7 @@ import Testing
     }
 
     @Test func skipsUnknownChunksWithPadBytes() throws {
-        try withTemporaryDirectory { dir in
+        try TestSupport.withTemporaryDirectory { dir in
             let path = dir.file("chunks.wav")
             let samples: [UInt8] = [1, 0, 2, 0, 3, 0]
             var fmt = WAVFormatChunk(sampleFormat: .s16, sampleRate: 8000, channels: 1).fileHeader(dataByteCount: 6)
@@ -156,7 +157,7 @@ import Testing
     }
 
     @Test func rejectsMalformedFiles() throws {
-        try withTemporaryDirectory { dir in
+        try TestSupport.withTemporaryDirectory { dir in
             let path = dir.file("bad.wav")
             _ = try writeTestFile(path, .s16)
             let good = try contents(of: path)
@@ -190,14 +191,14 @@ import Testing
     /// has not been closed (as a run that stopped part-way leaves the file).
     @Test(arguments: [SampleFormat.s16, .f32], [true, false])
     func ffprobeReadsWhatWeWrite(format: SampleFormat, closed: Bool) throws {
-        try withTemporaryDirectory { dir in
+        try TestSupport.withTemporaryDirectory { dir in
             let path = dir.file("ours.wav")
             let writer = try WAVWriter(path: path, format: AudioFormat(encoding: .samples(format), sampleRate: 44100, channels: 1))
             for seed in 0..<5 {
                 try writer.write(testAudio(format, sampleRate: 44100, channels: 1, sampleCount: 4410, seed: seed, pool: pool))
             }
             if closed { try writer.close() }
-            let probed = try ffprobe(path, entries: "stream=codec_name,sample_rate,channels,duration")
+            let probed = try TestSupport.ffprobe(path, entries: "stream=codec_name,sample_rate,channels,duration")
             #expect(probed == [
                 "codec_name": format == .s16 ? "pcm_s16le" : "pcm_f32le", "sample_rate": "44100", "channels": "1",
                 "duration": "0.500000",
@@ -208,7 +209,7 @@ import Testing
     }
 
     @Test func writerRejectsOtherEncodingsAndMismatchedFrames() throws {
-        try withTemporaryDirectory { dir in
+        try TestSupport.withTemporaryDirectory { dir in
             #expect(throws: MediaFileError.self) {
                 try WAVWriter(path: dir.file("a.wav"), format: AudioFormat(encoding: .compressed(.opus), sampleRate: 48000, channels: 2))
             }

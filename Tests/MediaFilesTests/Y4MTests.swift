@@ -1,4 +1,5 @@
 import MediaCore
+import TestSupport
 import Testing
 
 @testable import MediaFiles
@@ -7,10 +8,10 @@ import Testing
     let pool = BufferPool(name: "y4m-tests")
 
     @Test func readsWhatFFmpegWrites() throws {
-        try withTemporaryDirectory { dir in
+        try TestSupport.withTemporaryDirectory { dir in
             let source = ["-f", "lavfi", "-i", "testsrc=size=64x48:rate=10", "-frames:v", "5", "-pix_fmt", "yuv420p"]
-            try ffmpeg(source + [dir.file("out.y4m")])
-            try ffmpeg(source + ["-f", "rawvideo", dir.file("out.yuv")])
+            try TestSupport.ffmpeg(source + [dir.file("out.y4m")])
+            try TestSupport.ffmpeg(source + ["-f", "rawvideo", dir.file("out.yuv")])
             let raw = try contents(of: dir.file("out.yuv"))
             let frameSize = 64 * 48 * 3 / 2
             try #require(raw.count == 5 * frameSize)
@@ -23,7 +24,7 @@ import Testing
                 #expect(frame.pts.timebase == Rational(1, 10))
                 #expect(frame.duration?.value == 1)
                 #expect(frame.duration?.timebase == Rational(1, 10))
-                #expect(packed(frame) == Array(raw[(index * frameSize)..<((index + 1) * frameSize)]), "frame \(index)")
+                #expect(TestSupport.packed(frame) == Array(raw[(index * frameSize)..<((index + 1) * frameSize)]), "frame \(index)")
                 index += 1
             }
             #expect(index == 5)
@@ -34,7 +35,7 @@ import Testing
 
     @Test(arguments: [(64, 48), (33, 17), (1, 1), (2, 3)])
     func roundTripsAndFFmpegAgrees(width: Int, height: Int) throws {
-        try withTemporaryDirectory { dir in
+        try TestSupport.withTemporaryDirectory { dir in
             let path = dir.file("clip.y4m")
             let format = VideoFormat(encoding: .pixels(.i420), width: width, height: height, frameRate: Rational(30000, 1001))
             let pictures = (0..<4).map { testPicture(width: width, height: height, seed: $0, pool: pool) }
@@ -48,14 +49,14 @@ import Testing
             #expect(reader.format == format)
             for (index, picture) in pictures.enumerated() {
                 let frame = try #require(try reader.next())
-                #expect(packed(frame) == packed(picture), "frame \(index)")
+                #expect(TestSupport.packed(frame) == TestSupport.packed(picture), "frame \(index)")
                 #expect(frame.pts == MediaTime(Int64(index), timebase: Rational(1001, 30000)))
             }
             #expect(try reader.next() == nil)
 
             // ffmpeg decodes our file to the same pixels.
-            try ffmpeg(["-i", path, "-f", "rawvideo", "-pix_fmt", "yuv420p", dir.file("check.yuv")])
-            #expect(try contents(of: dir.file("check.yuv")) == pictures.flatMap(packed))
+            try TestSupport.ffmpeg(["-i", path, "-f", "rawvideo", "-pix_fmt", "yuv420p", dir.file("check.yuv")])
+            #expect(try contents(of: dir.file("check.yuv")) == pictures.flatMap(TestSupport.packed))
         }
     }
 
@@ -69,7 +70,7 @@ import Testing
     }
 
     @Test func truncatedFrameGivesEarlierFramesThenExactOffset() throws {
-        try withTemporaryDirectory { dir in
+        try TestSupport.withTemporaryDirectory { dir in
             let path = dir.file("clip.y4m")
             let (header, record) = try writeFiveFrames(to: path)
             #expect(try contents(of: path).count == header + 5 * record)
@@ -79,7 +80,7 @@ import Testing
             let reader = try Y4MReader(path: path, pool: pool)
             for seed in 0..<3 {
                 let frame = try #require(try reader.next())
-                #expect(packed(frame) == packed(testPicture(width: 64, height: 48, seed: seed, pool: pool)))
+                #expect(TestSupport.packed(frame) == TestSupport.packed(testPicture(width: 64, height: 48, seed: seed, pool: pool)))
             }
             let error = #expect(throws: MediaFileError.self) { try reader.next() }
             #expect(error == .truncated(path: path, offset: frame3, detail: "frame 3 needs 4608 bytes, 1000 present"))
@@ -89,7 +90,7 @@ import Testing
     }
 
     @Test func fileCutInsideFrameLineIsTruncated() throws {
-        try withTemporaryDirectory { dir in
+        try TestSupport.withTemporaryDirectory { dir in
             let path = dir.file("clip.y4m")
             let (header, record) = try writeFiveFrames(to: path)
             try cut(path, to: header + record + 3)
@@ -101,7 +102,7 @@ import Testing
     }
 
     @Test func garbageInsteadOfFrameIsCorruptAtItsOffset() throws {
-        try withTemporaryDirectory { dir in
+        try TestSupport.withTemporaryDirectory { dir in
             let path = dir.file("clip.y4m")
             let (header, record) = try writeFiveFrames(to: path)
             try patch(path, at: header + 2 * record, with: Array("JUNK!".utf8))
@@ -119,31 +120,31 @@ import Testing
     }
 
     @Test func frameParametersAreAllowed() throws {
-        try withTemporaryDirectory { dir in
+        try TestSupport.withTemporaryDirectory { dir in
             let path = dir.file("params.y4m")
             try write(Array("YUV4MPEG2 W2 H2 F25:1\nFRAME Ixyz Xfoo\n".utf8) + [1, 2, 3, 4, 5, 6], to: path)
             let reader = try Y4MReader(path: path, pool: pool)
             let frame = try #require(try reader.next())
-            #expect(packed(frame) == [1, 2, 3, 4, 5, 6])
+            #expect(TestSupport.packed(frame) == [1, 2, 3, 4, 5, 6])
             #expect(try reader.next() == nil)
         }
     }
 
     @Test(arguments: [nil, "420", "420jpeg", "420paldv", "420mpeg2"])
     func acceptsFourTwoZeroChroma(tag: String?) throws {
-        try withTemporaryDirectory { dir in
+        try TestSupport.withTemporaryDirectory { dir in
             let path = dir.file("chroma.y4m")
             let chroma = tag.map { " C\($0)" } ?? ""
             try write(Array("YUV4MPEG2 W4 H2 F25:1 It A10:11\(chroma) XYSCSS=420JPEG\nFRAME\n".utf8) + Array(0..<12), to: path)
             let reader = try Y4MReader(path: path, pool: pool)
             #expect(reader.format == VideoFormat(encoding: .pixels(.i420), width: 4, height: 2, frameRate: Rational(25, 1)))
-            #expect(packed(try #require(try reader.next())) == Array(0..<12))
+            #expect(TestSupport.packed(try #require(try reader.next())) == Array(0..<12))
         }
     }
 
     @Test(arguments: ["444", "422", "mono", "420p10", "411", "444alpha"])
     func rejectsOtherChroma(tag: String) throws {
-        try withTemporaryDirectory { dir in
+        try TestSupport.withTemporaryDirectory { dir in
             let path = dir.file("chroma.y4m")
             try write(Array("YUV4MPEG2 W4 H2 F25:1 C\(tag)\n".utf8), to: path)
             let error = #expect(throws: MediaFileError.self) { try Y4MReader(path: path, pool: pool) }
@@ -161,7 +162,7 @@ import Testing
         ("YUV4MPEG3 W2 H2 F25:1\n", "not a YUV4MPEG2 file"),
     ])
     func rejectsBadHeaders(header: String, expected: String) throws {
-        try withTemporaryDirectory { dir in
+        try TestSupport.withTemporaryDirectory { dir in
             let path = dir.file("bad.y4m")
             try write(Array(header.utf8), to: path)
             let error = #expect(throws: MediaFileError.self) { try Y4MReader(path: path, pool: pool) }
@@ -174,7 +175,7 @@ import Testing
     }
 
     @Test func badValueNamesItsOffset() throws {
-        try withTemporaryDirectory { dir in
+        try TestSupport.withTemporaryDirectory { dir in
             let path = dir.file("bad.y4m")
             try write(Array("YUV4MPEG2 W2 Hx F25:1\n".utf8), to: path)
             let error = #expect(throws: MediaFileError.self) { try Y4MReader(path: path, pool: pool) }
@@ -183,7 +184,7 @@ import Testing
     }
 
     @Test func headerWithoutNewlineIsTruncated() throws {
-        try withTemporaryDirectory { dir in
+        try TestSupport.withTemporaryDirectory { dir in
             let path = dir.file("short.y4m")
             try write(Array("YUV4MPEG2 W2 H2".utf8), to: path)
             let error = #expect(throws: MediaFileError.self) { try Y4MReader(path: path, pool: pool) }
@@ -202,7 +203,7 @@ import Testing
     }
 
     @Test func writerRejectsMismatchedPicturesAndWritesAfterClose() throws {
-        try withTemporaryDirectory { dir in
+        try TestSupport.withTemporaryDirectory { dir in
             let path = dir.file("out.y4m")
             let format = VideoFormat(encoding: .pixels(.i420), width: 8, height: 8, frameRate: Rational(25, 1))
             let writer = try Y4MWriter(path: path, format: format)

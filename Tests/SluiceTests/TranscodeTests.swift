@@ -73,12 +73,7 @@ import TestSupport
             let pictures = try Self.readAll(ours)
             #expect(pictures.count == 60)
             for (index, picture) in pictures.enumerated() {
-                var packed = Data(capacity: frameBytes)
-                for plane in 0..<3 {
-                    for row in 0..<picture.layout[plane].rows {
-                        packed.append(contentsOf: picture.row(row, ofPlane: plane))
-                    }
-                }
+                let packed = Data(TestSupport.packed(picture))
                 let start = ffmpegDecode.stdout.startIndex + index * frameBytes
                 #expect(packed == ffmpegDecode.stdout[start..<(start + frameBytes)], "frame \(index) differs")
             }

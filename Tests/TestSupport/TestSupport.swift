@@ -1,7 +1,8 @@
 import Foundation
+import MediaCore
 
-/// Helpers shared by the test targets: temporary folders, external tools (ffmpeg, ffprobe), and
-/// the repository's sample media.
+/// Helpers shared by the test targets: temporary folders, external tools (ffmpeg, ffprobe),
+/// the repository's sample media, and raw picture bytes.
 public enum TestSupport {
     /// The repository root (two levels above this file's folder).
     public static let repositoryRoot: URL = URL(fileURLWithPath: #filePath)
@@ -36,7 +37,7 @@ public enum TestSupport {
     }
 
     /// Runs `executable` (a path, or a name looked up in PATH) with `arguments`, killing it after
-    /// `timeout` seconds.
+    /// `timeout` seconds. Both pipes are drained; a failing status is returned, not thrown.
     @discardableResult
     public static func run(_ executable: String, _ arguments: [String], timeout: Double = 120) throws -> ProcessResult {
         let process = Process()
@@ -77,18 +78,35 @@ public enum TestSupport {
         try runChecked("ffmpeg", ["-nostdin", "-hide_banner", "-loglevel", "error", "-y"] + arguments)
     }
 
-    /// ffprobe's view of the first video stream: codec, size and the number of frames it decodes.
-    public static func probeVideo(_ path: String) throws -> (codec: String, width: Int, height: Int, frames: Int) {
-        let result = try runChecked("ffprobe", ["-v", "error", "-count_frames", "-select_streams", "v:0",
-                                                "-show_entries", "stream=codec_name,width,height,nb_read_frames",
-                                                "-of", "default=noprint_wrappers=1", path])
+    /// The `key=value` lines ffprobe prints for `entries` (e.g. "stream=width,height") of `path`;
+    /// `extra` options go before them.
+    public static func ffprobe(_ path: String, entries: String, extra: [String] = []) throws -> [String: String] {
+        let result = try runChecked(
+            "ffprobe", ["-v", "error"] + extra + ["-show_entries", entries, "-of", "default=noprint_wrappers=1", path])
         var fields: [String: String] = [:]
         for line in result.stdoutText.split(separator: "\n") {
             let parts = line.split(separator: "=", maxSplits: 1)
             if parts.count == 2 { fields[String(parts[0])] = String(parts[1]) }
         }
+        return fields
+    }
+
+    /// ffprobe's view of the first video stream: codec, size and the number of frames it decodes.
+    public static func probeVideo(_ path: String) throws -> (codec: String, width: Int, height: Int, frames: Int) {
+        let fields = try ffprobe(path, entries: "stream=codec_name,width,height,nb_read_frames",
+                                 extra: ["-count_frames", "-select_streams", "v:0"])
         return (fields["codec_name"] ?? "", Int(fields["width"] ?? "") ?? 0, Int(fields["height"] ?? "") ?? 0,
                 Int(fields["nb_read_frames"] ?? "") ?? 0)
+    }
+
+    /// The visible samples of `frame`, plane after plane and row after row without padding: the layout of
+    /// raw I420 files and of ffmpeg's `-f rawvideo -pix_fmt yuv420p` output.
+    public static func packed(_ frame: VideoFrame) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for plane in 0..<frame.layout.planeCount {
+            for row in 0..<frame.layout[plane].rows { bytes += frame.row(row, ofPlane: plane) }
+        }
+        return bytes
     }
 
     private static func locate(_ executable: String) throws -> String {
@@ -99,4 +117,9 @@ public enum TestSupport {
         }
         throw ToolFailure(description: "\(executable) not found in PATH (tools/bootstrap installs it)")
     }
+}
+
+extension URL {
+    /// The path of the file `name` inside this folder (as `withTemporaryDirectory` hands out).
+    public func file(_ name: String) -> String { appendingPathComponent(name).path }
 }

@@ -1,0 +1,131 @@
+import Foundation
+import MediaCore
+import Testing
+import TestSupport
+
+@testable import MediaFiles
+
+/// Mutation fuzzing of the file readers: random byte flips, cuts, insertions and extreme header
+/// values applied to valid files. Every outcome must be frames or a `MediaFileError`: never a crash,
+/// a hang or another kind of error. Seeded, so a failure reproduces.
+@Suite struct ReaderFuzzTests {
+    /// SplitMix64: small, fast, and the same sequence everywhere.
+    struct SeededGenerator: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    static func mutate(_ original: [UInt8], using rng: inout SeededGenerator) -> [UInt8] {
+        var bytes = original
+        for _ in 0..<Int.random(in: 1...4, using: &rng) {
+            guard !bytes.isEmpty else { break }
+            let at = Int.random(in: 0..<bytes.count, using: &rng)
+            switch Int.random(in: 0..<5, using: &rng) {
+            case 0: bytes[at] ^= UInt8(1 << Int.random(in: 0..<8, using: &rng))
+            case 1: bytes[at] = [0x00, 0xFF, 0x7F, 0x80][Int.random(in: 0..<4, using: &rng)]
+            case 2: bytes.removeSubrange(at...)
+            case 3: bytes.insert(contentsOf: (0..<Int.random(in: 1...8, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }, at: at)
+            default:
+                // An extreme 32-bit little-endian value, where sizes and counts live.
+                let value: UInt32 = [0, 1, 0x7FFF_FFFF, 0xFFFF_FFFF, 0x8000_0000][Int.random(in: 0..<5, using: &rng)]
+                for k in 0..<4 where at + k < bytes.count { bytes[at + k] = UInt8(truncatingIfNeeded: value >> (8 * k)) }
+            }
+        }
+        return bytes
+    }
+
+    /// Reads every item of `path` with `read`; returns whether it ended in a clean end of file.
+    static func fuzz(seed: [UInt8], iterations: Int, in dir: URL, read: (String) throws -> Void) throws {
+        var rng = SeededGenerator(state: 0x5EED)
+        let path = dir.appendingPathComponent("fuzzed").path
+        var failures = 0
+        for iteration in 0..<iterations {
+            let bytes = mutate(seed, using: &rng)
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            do {
+                try read(path)
+            } catch let error as MediaFileError {
+                #expect(error.path == path)
+                failures += 1
+            } catch {
+                Issue.record("iteration \(iteration): \(type(of: error)) \(error) is not a MediaFileError")
+            }
+        }
+        // Most mutations must be caught; a fuzzer that never reaches an error is not fuzzing.
+        #expect(failures > iterations / 10, "only \(failures) of \(iterations) mutations were rejected")
+    }
+
+    static func validFile(in dir: URL, write: (String) throws -> Void) throws -> [UInt8] {
+        let path = dir.appendingPathComponent("seed").path
+        try write(path)
+        return [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+
+    @Test func y4mReader() throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            let pool = BufferPool(name: "fuzz")
+            let format = VideoFormat(encoding: .pixels(.i420), width: 8, height: 6, frameRate: Rational(25, 1))
+            let seed = try Self.validFile(in: dir) { path in
+                let writer = try Y4MWriter(path: path, format: format)
+                for i in 0..<3 {
+                    let frame = VideoFrame(width: 8, height: 6, pts: MediaTime(Int64(i), timebase: Rational(1, 25)), pool: pool)
+                    frame.buffer.storage.initializeMemory(as: UInt8.self, repeating: UInt8(i))
+                    try writer.write(frame)
+                }
+                try writer.close()
+            }
+            try Self.fuzz(seed: seed, iterations: 400, in: dir) { path in
+                let reader = try Y4MReader(path: path, pool: pool)
+                var frames = 0
+                while try reader.next() != nil { frames += 1; #expect(frames < 10_000) }
+            }
+        }
+    }
+
+    @Test func ivfReader() throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            let seed = try Self.validFile(in: dir) { path in
+                let writer = try IVFWriter(path: path, codec: .vp8, width: 64, height: 48, timebase: Rational(1, 30))
+                for (i, size) in [40, 12, 7].enumerated() {
+                    let payload = [UInt8](repeating: UInt8(i * 2), count: size)
+                    try writer.write(payload.withUnsafeBytes {
+                        EncodedFrame(codec: .vp8, isKeyframe: i == 0, pts: MediaTime(Int64(i), timebase: Rational(1, 30)),
+                                     copying: $0, pool: nil)
+                    })
+                }
+                try writer.close()
+            }
+            let pool = BufferPool(name: "fuzz")
+            try Self.fuzz(seed: seed, iterations: 400, in: dir) { path in
+                let reader = try IVFReader(path: path)
+                var frames = 0
+                while try reader.next(pool: pool) != nil { frames += 1; #expect(frames < 10_000) }
+            }
+        }
+    }
+
+    @Test func wavReader() throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            let pool = BufferPool(name: "fuzz")
+            let seed = try Self.validFile(in: dir) { path in
+                let writer = try WAVWriter(path: path, format: AudioFormat(encoding: .samples(.s16), sampleRate: 8000, channels: 2))
+                let frame = AudioFrame(sampleFormat: .s16, sampleRate: 8000, channels: 2, sampleCount: 50,
+                                       pts: .zero(Rational(1, 8000)), pool: pool)
+                frame.bytes.initializeMemory(as: UInt8.self, repeating: 3)
+                try writer.write(frame)
+                try writer.close()
+            }
+            try Self.fuzz(seed: seed, iterations: 400, in: dir) { path in
+                let reader = try WAVReader(path: path, pool: pool)
+                var blocks = 0
+                while try reader.next(maxSamples: 16) != nil { blocks += 1; #expect(blocks < 100_000) }
+            }
+        }
+    }
+}
