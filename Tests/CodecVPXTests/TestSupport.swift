@@ -9,7 +9,7 @@ struct FixtureError: Error, CustomStringConvertible {
     var description: String
 }
 
-/// Raw pictures for the tests: Big Buck Bunny decoded by ffmpeg, or synthetic moving shapes.
+/// Raw pictures for the tests: the bundled Big Buck Bunny clip decoded by ffmpeg, or synthetic moving shapes.
 enum Samples {
     static let frameRate = Rational(25, 1)
     static let timebase = frameRate.reciprocal
@@ -20,7 +20,7 @@ enum Samples {
 
     static func decode(width: Int, height: Int, count: Int) -> Result<Data, any Error> {
         Result {
-            try TestSupport.ffmpeg(["-i", "/work/shared/media/bigbuckbunny.mp4",
+            try TestSupport.ffmpeg(["-i", TestSupport.sampleIVF,
                                     "-vf", "scale=\(width):\(height)", "-frames:v", "\(count)",
                                     "-pix_fmt", "yuv420p", "-f", "rawvideo", "-"]).stdout
         }

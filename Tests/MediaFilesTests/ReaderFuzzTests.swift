@@ -9,19 +9,7 @@ import TestSupport
 /// values applied to valid files. Every outcome must be frames or a `MediaFileError`: never a crash,
 /// a hang or another kind of error. Seeded, so a failure reproduces.
 @Suite struct ReaderFuzzTests {
-    /// SplitMix64: small, fast, and the same sequence everywhere.
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
-    static func mutate(_ original: [UInt8], using rng: inout SeededGenerator) -> [UInt8] {
+    static func mutate(_ original: [UInt8], using rng: inout SplitMix64) -> [UInt8] {
         var bytes = original
         for _ in 0..<Int.random(in: 1...4, using: &rng) {
             guard !bytes.isEmpty else { break }
@@ -42,7 +30,7 @@ import TestSupport
 
     /// Reads every item of `path` with `read`; returns whether it ended in a clean end of file.
     static func fuzz(seed: [UInt8], iterations: Int, in dir: URL, read: (String) throws -> Void) throws {
-        var rng = SeededGenerator(state: 0x5EED)
+        var rng = SplitMix64(seed: 0x5EED)
         let path = dir.appendingPathComponent("fuzzed").path
         var failures = 0
         for iteration in 0..<iterations {
