@@ -50,14 +50,18 @@ public final class BufferPool: Sendable {
     /// A buffer of at least `capacity` bytes, with `count` set to `capacity`.
     public func acquire(capacity: Int) -> FrameBuffer {
         state.withLock { state in
-            var tooSmall: Int?
-            for index in state.buffers.indices where isKnownUniquelyReferenced(&state.buffers[index]) {
-                let buffer = state.buffers[index]
-                if buffer.capacity >= capacity {
-                    buffer.count = capacity
-                    return buffer
+            // Through a buffer pointer: the array's own accessors allocate when not specialised.
+            let (free, tooSmall) = state.buffers.withUnsafeMutableBufferPointer { buffers in
+                var tooSmall: Int?
+                for index in buffers.indices where isKnownUniquelyReferenced(&buffers[index]) {
+                    if buffers[index].capacity >= capacity { return (buffers[index] as FrameBuffer?, tooSmall) }
+                    tooSmall = tooSmall ?? index
                 }
-                tooSmall = tooSmall ?? index
+                return (nil, tooSmall)
+            }
+            if let free {
+                free.count = capacity
+                return free
             }
             state.allocations += 1
             let fresh = FrameBuffer(capacity: Swift.max(64, capacity.nextPowerOfTwo))
@@ -74,7 +78,9 @@ public final class BufferPool: Sendable {
     /// Buffers handed out and still held by someone.
     public var outstanding: Int {
         state.withLock { state in
-            state.buffers.indices.filter { !isKnownUniquelyReferenced(&state.buffers[$0]) }.count
+            state.buffers.withUnsafeMutableBufferPointer { buffers in
+                buffers.indices.filter { !isKnownUniquelyReferenced(&buffers[$0]) }.count
+            }
         }
     }
 }

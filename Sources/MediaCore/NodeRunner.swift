@@ -68,16 +68,38 @@ class NodeRunner: @unchecked Sendable {
     }
 }
 
+// The helpers below loop by index on purpose: the runners are generic over types defined in other
+// modules, so this code runs unspecialised, where `for in` over an array goes through protocol
+// witnesses whose coroutine frames are heap-allocated on every call.
+
 /// Pushes every item of `outbox` and, at the end, end-of-stream to each output edge.
 /// Returns false when an edge was closed (the run is stopping).
 private func deliver<Item>(_ outbox: inout Outbox<Item>, end: Bool, to outputs: [Edge<Item>], counter: borrowing Atomic<Int>) -> Bool {
     defer { outbox.items.removeAll(keepingCapacity: true) }
-    for item in outbox.items {
-        for edge in outputs where !edge.push(.item(item)) { return false }
+    var index = 0
+    while index < outbox.items.count {
+        guard push(.item(outbox.items[index]), to: outputs) else { return false }
+        index += 1
     }
     counter.add(outbox.items.count, ordering: .relaxed)
-    if end {
-        for edge in outputs where !edge.push(.end) { return false }
+    return end ? push(.end, to: outputs) : true
+}
+
+private func push<Item>(_ packet: Packet<Item>, to outputs: [Edge<Item>]) -> Bool {
+    var index = 0
+    while index < outputs.count {
+        guard outputs[index].push(packet) else { return false }
+        index += 1
+    }
+    return true
+}
+
+/// Whether every output can take an item without exceeding its capacity.
+private func haveRoom<Item>(_ outputs: [Edge<Item>]) -> Bool {
+    var index = 0
+    while index < outputs.count {
+        guard outputs[index].hasRoom else { return false }
+        index += 1
     }
     return true
 }
@@ -101,7 +123,7 @@ final class SourceRunner<Source: MediaSource>: NodeRunner, @unchecked Sendable {
 
     override func step() throws -> StepResult {
         try deliverEvents()
-        guard outputs.allSatisfy({ $0.hasRoom }) else { return .idle(wakeAt: nil) }
+        guard haveRoom(outputs) else { return .idle(wakeAt: nil) }
         let production: Production<Source.Output>
         do {
             production = try source.produce()
@@ -145,7 +167,7 @@ final class TransformRunner<Transform: MediaTransform>: NodeRunner, @unchecked S
 
     override func step() throws -> StepResult {
         try deliverEvents()
-        guard outputs.allSatisfy({ $0.hasRoom }) else { return .idle(wakeAt: nil) }
+        guard haveRoom(outputs) else { return .idle(wakeAt: nil) }
         guard let packet = input.pop() else { return input.blocking ? .done : .idle(wakeAt: nil) }
         switch packet {
         case .item(let item):
