@@ -51,8 +51,9 @@ let benchmarks: @Sendable () -> Void = {
         metrics: [.wallClock, .cpuTotal, .mallocCountTotal, .contextSwitches],
         warmupIterations: 1, scalingFactor: .one,
         maxDuration: .seconds(10), maxIterations: 20,
-        // The allocation budget (Thresholds/): a few mallocs of slack, none per frame.
-        thresholds: [.mallocCountTotal: .init(absolute: [.p90: 8])])
+        // The allocation budget (Thresholds/). The slack absorbs buffers that scheduling leaves in
+        // flight (a few per pool); one allocation per frame would exceed it many times over.
+        thresholds: [.mallocCountTotal: .init(absolute: [.p90: 32])])
 
     Benchmark("Threaded10k") { _ in blackHole(try runGraph(deterministic: false)) }
     Benchmark("Deterministic10k") { _ in blackHole(try runGraph(deterministic: true)) }

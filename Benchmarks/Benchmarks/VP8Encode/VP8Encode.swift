@@ -104,8 +104,9 @@ let benchmarks: @Sendable () -> Void = {
         metrics: [.wallClock, .cpuTotal, .throughput, .mallocCountTotal],
         warmupIterations: 1, scalingFactor: .one,
         maxDuration: .seconds(15), maxIterations: 15,
-        // The allocation budget (Thresholds/): a few mallocs of slack, none per frame.
-        thresholds: [.mallocCountTotal: .init(absolute: [.p90: 8])])
+        // The allocation budget (Thresholds/). The slack absorbs buffers that scheduling leaves in
+        // flight (a few per pool); one allocation per frame would exceed it many times over.
+        thresholds: [.mallocCountTotal: .init(absolute: [.p90: 32])])
 
     Benchmark("SluiceGraph") { benchmark in
         blackHole(try encodeThroughGraph())
