@@ -104,10 +104,23 @@ private func haveRoom<Item>(_ outputs: [Edge<Item>]) -> Bool {
     return true
 }
 
-final class SourceRunner<Source: MediaSource>: NodeRunner, @unchecked Sendable {
+/// What sources and transforms share: output edges, and an outbox for what the node emits.
+class ProducerRunner<Output: MediaPayload>: NodeRunner, @unchecked Sendable {
+    private var outputs: [Edge<Output>] = []
+    var outbox = Outbox<Output>()
+
+    override var outputEdges: [AnyObject] { outputs }
+    override func attachOutput(_ edge: AnyObject) { outputs.append(edge as! Edge<Output>) }
+    override func makeNonBlocking() { outputs.forEach { $0.makeNonBlocking() } }
+
+    var outputsHaveRoom: Bool { haveRoom(outputs) }
+
+    /// Sends the outbox on (then end of stream if `end`); false when the run is stopping.
+    func deliverOutbox(end: Bool) -> Bool { deliver(&outbox, end: end, to: outputs, counter: itemsOut) }
+}
+
+final class SourceRunner<Source: MediaSource>: ProducerRunner<Source.Output>, @unchecked Sendable {
     let source: Source
-    private var outputs: [Edge<Source.Output>] = []
-    private var outbox = Outbox<Source.Output>()
 
     init(_ source: Source) {
         self.source = source
@@ -117,38 +130,33 @@ final class SourceRunner<Source: MediaSource>: NodeRunner, @unchecked Sendable {
     override var node: any MediaNode { source }
     override func offeredCaps() throws -> Caps? { try source.outputCaps() }
     override func start(context: NodeContext) throws { try source.start(output: outputFormat!, context: context) }
-    override var outputEdges: [AnyObject] { outputs }
-    override func attachOutput(_ edge: AnyObject) { outputs.append(edge as! Edge<Source.Output>) }
-    override func makeNonBlocking() { outputs.forEach { $0.makeNonBlocking() } }
 
     override func step() throws -> StepResult {
         try deliverEvents()
-        guard haveRoom(outputs) else { return .idle(wakeAt: nil) }
+        guard outputsHaveRoom else { return .idle(wakeAt: nil) }
         let production: Production<Source.Output>
         do {
             production = try source.produce()
         } catch {
-            _ = deliver(&outbox, end: true, to: outputs, counter: itemsOut)
+            _ = deliverOutbox(end: true)
             return .ended(by: error)
         }
         switch production {
         case .item(let item):
             outbox.emit(item)
-            return deliver(&outbox, end: false, to: outputs, counter: itemsOut) ? .progressed : .done
+            return deliverOutbox(end: false) ? .progressed : .done
         case .wait(let deadline):
             return .idle(wakeAt: deadline)
         case .end:
-            _ = deliver(&outbox, end: true, to: outputs, counter: itemsOut)
+            _ = deliverOutbox(end: true)
             return .done
         }
     }
 }
 
-final class TransformRunner<Transform: MediaTransform>: NodeRunner, @unchecked Sendable {
+final class TransformRunner<Transform: MediaTransform>: ProducerRunner<Transform.Output>, @unchecked Sendable {
     let transform: Transform
     var input: Edge<Transform.Input>!
-    private var outputs: [Edge<Transform.Output>] = []
-    private var outbox = Outbox<Transform.Output>()
 
     init(_ transform: Transform) {
         self.transform = transform
@@ -161,22 +169,19 @@ final class TransformRunner<Transform: MediaTransform>: NodeRunner, @unchecked S
     override func start(context: NodeContext) throws {
         try transform.start(input: inputFormat!, output: outputFormat!, context: context)
     }
-    override var outputEdges: [AnyObject] { outputs }
-    override func attachOutput(_ edge: AnyObject) { outputs.append(edge as! Edge<Transform.Output>) }
-    override func makeNonBlocking() { outputs.forEach { $0.makeNonBlocking() } }
 
     override func step() throws -> StepResult {
         try deliverEvents()
-        guard haveRoom(outputs) else { return .idle(wakeAt: nil) }
+        guard outputsHaveRoom else { return .idle(wakeAt: nil) }
         guard let packet = input.pop() else { return input.blocking ? .done : .idle(wakeAt: nil) }
         switch packet {
         case .item(let item):
             itemsIn.add(1, ordering: .relaxed)
             try transform.process(item, into: &outbox)
-            return deliver(&outbox, end: false, to: outputs, counter: itemsOut) ? .progressed : .done
+            return deliverOutbox(end: false) ? .progressed : .done
         case .end:
             try transform.finish(into: &outbox)
-            _ = deliver(&outbox, end: true, to: outputs, counter: itemsOut)
+            _ = deliverOutbox(end: true)
             return .done
         }
     }
