@@ -10,12 +10,21 @@ public struct VideoEncoderSettings: Sendable, Hashable {
     public var threads: Int
     /// Real-time tuning: low latency, no lookahead, speed over compression.
     public var realtime: Bool
+    /// Constant quality instead of a target bitrate, on the codec's own scale (x264's CRF, 0...51).
+    /// `nil` means bitrate control.
+    public var quality: Int?
+    /// Codec profile by its usual name, e.g. H.264 "constrained-baseline", "main", "high";
+    /// `nil` lets the provider choose.
+    public var profile: String?
 
-    public init(bitrate: Int = 800_000, keyframeInterval: Int? = nil, threads: Int = 1, realtime: Bool = true) {
+    public init(bitrate: Int = 800_000, keyframeInterval: Int? = nil, threads: Int = 1, realtime: Bool = true,
+                quality: Int? = nil, profile: String? = nil) {
         self.bitrate = bitrate
         self.keyframeInterval = keyframeInterval
         self.threads = threads
         self.realtime = realtime
+        self.quality = quality
+        self.profile = profile
     }
 }
 
@@ -54,6 +63,70 @@ public protocol VideoDecoderProvider: Sendable {
     /// Raw formats the decoders can output, given the compressed input.
     func outputCaps(for input: VideoFormat) -> Caps
     func makeDecoder(format: VideoFormat, threads: Int) throws -> any VideoDecoder
+}
+
+/// Settings common to audio encoders.
+public struct AudioEncoderSettings: Sendable, Equatable {
+    /// Target bitrate in bits per second.
+    public var bitrate: Int
+    /// Duration of one compressed packet, e.g. 20 ms.
+    public var frameDuration: MediaTime
+    /// Encoder effort, 0 (fastest) to 10 (best), where the codec has such a knob.
+    public var complexity: Int?
+    /// In-band forward error correction (Opus LBRR), so that a lost packet can be rebuilt from the next.
+    public var inbandFEC: Bool
+    /// Discontinuous transmission: send (almost) nothing during silence.
+    public var dtx: Bool
+    /// Expected packet loss in percent, which tunes FEC.
+    public var expectedLossPercent: Int
+
+    public init(bitrate: Int = 64_000, frameDuration: MediaTime = MediaTime(20, timebase: Rational(1, 1000)),
+                complexity: Int? = nil, inbandFEC: Bool = false, dtx: Bool = false, expectedLossPercent: Int = 0) {
+        self.bitrate = bitrate
+        self.frameDuration = frameDuration
+        self.complexity = complexity
+        self.inbandFEC = inbandFEC
+        self.dtx = dtx
+        self.expectedLossPercent = expectedLossPercent
+    }
+}
+
+/// Turns audio samples into compressed packets. Input frames may have any length: the encoder
+/// buffers samples up to its packet duration.
+public protocol AudioEncoder: AnyObject {
+    /// Encodes `frame`, handing every packet the encoder completes to `emit`.
+    func encode(_ frame: AudioFrame, emit: (EncodedFrame) throws -> Void) throws
+    /// End of stream: pads and encodes what is buffered.
+    func flush(emit: (EncodedFrame) throws -> Void) throws
+    func setBitrate(_ bitsPerSecond: Int) throws
+    /// Samples (per channel) the decoder must drop from the start of the decoded stream (Opus pre-skip).
+    var preSkip: Int { get }
+}
+
+/// Turns compressed audio packets back into samples.
+public protocol AudioDecoder: AnyObject {
+    func decode(_ frame: EncodedFrame, emit: (AudioFrame) throws -> Void) throws
+    /// Makes up `duration` of audio for packets that never arrived (packet-loss concealment).
+    func concealLoss(duration: MediaTime, emit: (AudioFrame) throws -> Void) throws
+    func flush(emit: (AudioFrame) throws -> Void) throws
+}
+
+/// Makes audio encoders of one codec. Stateless; safe to share.
+public protocol AudioEncoderProvider: Sendable {
+    var name: String { get }
+    var codec: CodecName { get }
+    /// Raw formats the encoders accept (sample formats, rates, channel counts).
+    var inputCaps: Caps { get }
+    func makeEncoder(format: AudioFormat, settings: AudioEncoderSettings) throws -> any AudioEncoder
+}
+
+/// Makes audio decoders of one codec. Stateless; safe to share.
+public protocol AudioDecoderProvider: Sendable {
+    var name: String { get }
+    var codec: CodecName { get }
+    /// Raw formats the decoders can output for the compressed input, best first.
+    func outputCaps(for input: AudioFormat) -> Caps
+    func makeDecoder(input: AudioFormat, output: AudioFormat) throws -> any AudioDecoder
 }
 
 /// Codec failures. Library errors keep the library's own code and message.

@@ -8,16 +8,22 @@ import MediaCore
 public struct CodecRegistry: Sendable {
     public private(set) var videoEncoders: [any VideoEncoderProvider] = []
     public private(set) var videoDecoders: [any VideoDecoderProvider] = []
+    public private(set) var audioEncoders: [any AudioEncoderProvider] = []
+    public private(set) var audioDecoders: [any AudioDecoderProvider] = []
 
     public init() {}
 
     public mutating func register(_ provider: any VideoEncoderProvider) { videoEncoders.append(provider) }
     public mutating func register(_ provider: any VideoDecoderProvider) { videoDecoders.append(provider) }
+    public mutating func register(_ provider: any AudioEncoderProvider) { audioEncoders.append(provider) }
+    public mutating func register(_ provider: any AudioDecoderProvider) { audioDecoders.append(provider) }
 
     /// Moves the providers named `name` (encoders and decoders) to the front, keeping the rest in order.
     public mutating func prefer(_ name: String) {
         videoEncoders = videoEncoders.filter { $0.name == name } + videoEncoders.filter { $0.name != name }
         videoDecoders = videoDecoders.filter { $0.name == name } + videoDecoders.filter { $0.name != name }
+        audioEncoders = audioEncoders.filter { $0.name == name } + audioEncoders.filter { $0.name != name }
+        audioDecoders = audioDecoders.filter { $0.name == name } + audioDecoders.filter { $0.name != name }
     }
 
     /// The preferred encoder provider for `codec`, optionally restricted to the provider `named`.
@@ -31,6 +37,20 @@ public struct CodecRegistry: Sendable {
     public func videoDecoder(for codec: CodecName) throws -> any VideoDecoderProvider {
         guard let found = videoDecoders.first(where: { $0.codec == codec })
         else { throw CodecError.noProvider(codec, role: "video decoder") }
+        return found
+    }
+
+    /// The preferred audio encoder provider for `codec`, optionally restricted to the provider `named`.
+    public func audioEncoder(for codec: CodecName, named: String? = nil) throws -> any AudioEncoderProvider {
+        guard let found = audioEncoders.first(where: { $0.codec == codec && (named == nil || $0.name == named) })
+        else { throw CodecError.noProvider(codec, role: named.map { "audio encoder named \($0)" } ?? "audio encoder") }
+        return found
+    }
+
+    /// The preferred audio decoder provider for `codec`.
+    public func audioDecoder(for codec: CodecName) throws -> any AudioDecoderProvider {
+        guard let found = audioDecoders.first(where: { $0.codec == codec })
+        else { throw CodecError.noProvider(codec, role: "audio decoder") }
         return found
     }
 }
