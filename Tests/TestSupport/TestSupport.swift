@@ -109,6 +109,33 @@ public enum TestSupport {
         return bytes
     }
 
+    /// The first `count` pictures of the bundled clip, scaled by ffmpeg to `width`x`height`, as I420
+    /// frames from `pool` with pts at 25 fps: natural content for codec tests.
+    public static func sampleFrames(count: Int, width: Int, height: Int, pool: BufferPool) throws -> [VideoFrame] {
+        let raw = try ffmpeg(["-i", sampleIVF, "-vf", "scale=\(width):\(height)", "-frames:v", "\(count)",
+                              "-pix_fmt", "yuv420p", "-f", "rawvideo", "-"]).stdout
+        let layout = PlaneLayout(.i420, width: width, height: height)
+        let frameSize = (0..<3).map { layout[$0].width * layout[$0].rows }.reduce(0, +)
+        guard raw.count >= count * frameSize else {
+            throw ToolFailure(description: "ffmpeg gave \(raw.count) bytes for \(count) pictures of \(frameSize)")
+        }
+        return raw.withUnsafeBytes { bytes in
+            var offset = 0
+            return (0..<count).map { index in
+                let frame = VideoFrame(width: width, height: height, pts: MediaTime(Int64(index), timebase: Rational(1, 25)),
+                                       duration: MediaTime(1, timebase: Rational(1, 25)), pool: pool)
+                for plane in 0..<3 {
+                    for row in 0..<layout[plane].rows {
+                        let line = frame.row(row, ofPlane: plane)
+                        line.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + line.count)]))
+                        offset += line.count
+                    }
+                }
+                return frame
+            }
+        }
+    }
+
     private static func locate(_ executable: String) throws -> String {
         if executable.contains("/") { return executable }
         for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {

@@ -1,0 +1,69 @@
+import MediaCodecs
+import MediaCore
+
+/// Decodes compressed audio with any `AudioDecoderProvider`: the graph adapter around an
+/// `AudioDecoder`.
+///
+/// A gap in the packets' timestamps is filled by the decoder's loss concealment, so the output
+/// stays continuous; a packet the decoder rejects is counted and concealed the same way.
+public final class AudioDecoderNode: MediaTransform {
+    public let name: String
+    public let provider: any AudioDecoderProvider
+    /// The raw format wanted downstream, if any (else the provider's first choice).
+    public let preferredOutput: Caps?
+    private var decoder: (any AudioDecoder)?
+    private var expectedPTS: MediaTime?
+
+    /// Packets the decoder rejected (each replaced by concealment).
+    public private(set) var corruptPackets = 0
+    /// Audio made up for missing or rejected packets.
+    public private(set) var concealedSamples = 0
+    public private(set) var firstError: String?
+
+    public init(_ provider: any AudioDecoderProvider, preferredOutput: Caps? = nil, name: String? = nil) {
+        self.provider = provider
+        self.preferredOutput = preferredOutput
+        self.name = name ?? "\(provider.codec.rawValue.lowercased())-decoder"
+    }
+
+    public var inputCaps: Caps { [.audio(.exactly(.compressed(provider.codec)))] }
+
+    public func outputCaps(for input: MediaFormat) throws -> Caps {
+        guard let audio = input.audio else { return Caps([]) }
+        let offered = provider.outputCaps(for: audio)
+        guard let preferredOutput else { return offered }
+        let preferred = preferredOutput.intersection(offered)
+        return Caps(preferred.patterns + offered.patterns)
+    }
+
+    public func start(input: MediaFormat, output: MediaFormat, context: NodeContext) throws {
+        decoder = try provider.makeDecoder(input: input.audio!, output: output.audio!)
+    }
+
+    public func process(_ packet: EncodedFrame, into outbox: inout Outbox<AudioFrame>) throws {
+        if let expected = expectedPTS, packet.pts > expected {
+            try conceal(packet.pts - expected, into: &outbox)
+        }
+        do {
+            try decoder!.decode(packet) { outbox.emit($0) }
+        } catch let error as CodecError {
+            corruptPackets += 1
+            if firstError == nil { firstError = "\(error)" }
+            try conceal(packet.duration ?? MediaTime(20, timebase: Rational(1, 1000)), into: &outbox)
+        }
+        if let duration = packet.duration { expectedPTS = packet.pts + duration }
+    }
+
+    private func conceal(_ gap: MediaTime, into outbox: inout Outbox<AudioFrame>) throws {
+        try decoder!.concealLoss(duration: gap) { frame in
+            concealedSamples += frame.sampleCount
+            outbox.emit(frame)
+        }
+    }
+
+    public func finish(into outbox: inout Outbox<AudioFrame>) throws {
+        try decoder!.flush { outbox.emit($0) }
+    }
+
+    public func close() { decoder = nil }
+}

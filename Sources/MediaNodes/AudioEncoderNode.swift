@@ -1,0 +1,57 @@
+import MediaCodecs
+import MediaCore
+
+/// Encodes audio with any `AudioEncoderProvider`: the graph adapter around an `AudioEncoder`.
+/// A bitrate change from downstream retargets the encoder while it runs.
+public final class AudioEncoderNode: MediaTransform {
+    public let name: String
+    public let provider: any AudioEncoderProvider
+    public private(set) var settings: AudioEncoderSettings
+    private var encoder: (any AudioEncoder)?
+
+    /// Compressed bytes emitted so far.
+    public private(set) var bytesOut = 0
+
+    public init(_ provider: any AudioEncoderProvider, settings: AudioEncoderSettings, name: String? = nil) {
+        self.provider = provider
+        self.settings = settings
+        self.name = name ?? "\(provider.codec.rawValue.lowercased())-encoder"
+    }
+
+    /// Samples the decoder must drop at the start (known once started).
+    public var preSkip: Int { encoder?.preSkip ?? 0 }
+
+    public var inputCaps: Caps { provider.inputCaps }
+
+    public func outputCaps(for input: MediaFormat) throws -> Caps {
+        guard let audio = input.audio else { return Caps([]) }
+        return Caps(.audio(AudioFormat(encoding: .compressed(provider.codec), sampleRate: audio.sampleRate,
+                                       channels: audio.channels)))
+    }
+
+    public func start(input: MediaFormat, output: MediaFormat, context: NodeContext) throws {
+        encoder = try provider.makeEncoder(format: input.audio!, settings: settings)
+    }
+
+    public func process(_ frame: AudioFrame, into outbox: inout Outbox<EncodedFrame>) throws {
+        try encoder!.encode(frame) { emit($0, into: &outbox) }
+    }
+
+    public func finish(into outbox: inout Outbox<EncodedFrame>) throws {
+        try encoder!.flush { emit($0, into: &outbox) }
+    }
+
+    private func emit(_ packet: EncodedFrame, into outbox: inout Outbox<EncodedFrame>) {
+        bytesOut += packet.byteCount
+        outbox.emit(packet)
+    }
+
+    public func handle(_ event: UpstreamEvent) throws -> Bool {
+        guard case .bitrateChange(let bitsPerSecond) = event else { return false }
+        try encoder?.setBitrate(bitsPerSecond)
+        settings.bitrate = bitsPerSecond
+        return true
+    }
+
+    public func close() { encoder = nil }
+}
