@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "MediaCodecs", targets: ["MediaCodecs"]),
         .library(name: "MediaFiles", targets: ["MediaFiles"]),
         .library(name: "MediaNodes", targets: ["MediaNodes"]),
+        .library(name: "MediaConvert", targets: ["MediaConvert"]),
         .library(name: "CodecVPX", targets: ["CodecVPX"]),
         .executable(name: "sluice", targets: ["sluice"]),
         // The bare C library and its shims, for benchmarks that compare against it.
@@ -27,6 +28,7 @@ let package = Package(
             name: "CVPX", path: "Sources/CVPX", pkgConfig: "vpx",
             providers: [.apt(["libvpx-dev"])]),
         .target(name: "CSluiceShims", dependencies: ["CVPX"], path: "Sources/CSluiceShims"),
+        .systemLibrary(name: "CYUV", path: "Sources/CYUV", providers: [.apt(["libyuv-dev"])]),
 
         // Media time, formats, frames, pools, the graph runtime.
         .target(
@@ -40,10 +42,12 @@ let package = Package(
         .target(
             name: "MediaFiles",
             dependencies: ["MediaCore", .product(name: "SystemPackage", package: "swift-system")]),
-        // Graph adapters: file sources/sinks, codec nodes.
-        .target(name: "MediaNodes", dependencies: ["MediaCore", "MediaCodecs", "MediaFiles"]),
+        // Picture scaling and frame-rate conversion (libyuv), as pure logic.
+        .target(name: "MediaConvert", dependencies: ["MediaCore", "CYUV"]),
+        // Graph adapters: file sources/sinks, codec and conversion nodes.
+        .target(name: "MediaNodes", dependencies: ["MediaCore", "MediaCodecs", "MediaFiles", "MediaConvert"]),
         // Umbrella: re-exports and the built-in codec registry and pipelines.
-        .target(name: "Sluice", dependencies: ["MediaCore", "MediaCodecs", "MediaFiles", "MediaNodes", "CodecVPX"]),
+        .target(name: "Sluice", dependencies: ["MediaCore", "MediaCodecs", "MediaFiles", "MediaConvert", "MediaNodes", "CodecVPX"]),
         .executableTarget(
             name: "sluice",
             dependencies: ["Sluice", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
@@ -51,6 +55,7 @@ let package = Package(
         // Test helpers shared by the test targets (temporary folders, ffmpeg, sample media).
         .target(name: "TestSupport", dependencies: ["MediaCore"], path: "Tests/TestSupport"),
         .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore"]),
+        .testTarget(name: "MediaConvertTests", dependencies: ["MediaConvert", "TestSupport"]),
         .testTarget(name: "MediaFilesTests", dependencies: ["MediaFiles", "TestSupport"]),
         .testTarget(name: "CodecVPXTests", dependencies: ["CodecVPX", "MediaFiles", "TestSupport"]),
         .testTarget(name: "SluiceTests", dependencies: ["Sluice", "TestSupport"]),

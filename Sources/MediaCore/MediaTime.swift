@@ -67,12 +67,29 @@ public struct MediaTime: Comparable, Sendable, CustomStringConvertible {
         return MediaTime(Int64(rounded), timebase: target)
     }
 
+    /// The exact sum, in the finest timebase both operands fit (the left's when they share one).
     public static func + (lhs: MediaTime, rhs: MediaTime) -> MediaTime {
-        MediaTime(lhs.value + rhs.rescaled(to: lhs.timebase).value, timebase: lhs.timebase)
+        let (a, b, timebase) = inCommonTimebase(lhs, rhs)
+        return MediaTime(a + b, timebase: timebase)
     }
 
+    /// The exact difference, in the finest timebase both operands fit.
     public static func - (lhs: MediaTime, rhs: MediaTime) -> MediaTime {
-        MediaTime(lhs.value - rhs.rescaled(to: lhs.timebase).value, timebase: lhs.timebase)
+        let (a, b, timebase) = inCommonTimebase(lhs, rhs)
+        return MediaTime(a - b, timebase: timebase)
+    }
+
+    /// Both values in the timebase gcd(numerators)/lcm(denominators), of which both are whole multiples.
+    private static func inCommonTimebase(_ lhs: MediaTime, _ rhs: MediaTime) -> (Int64, Int64, Rational) {
+        if lhs.timebase == rhs.timebase { return (lhs.value, rhs.value, lhs.timebase) }
+        let (x, y) = (lhs.timebase, rhs.timebase)
+        let numerator = greatestCommonDivisor(x.numerator, y.numerator)
+        let denominator = x.denominator / greatestCommonDivisor(x.denominator, y.denominator) * y.denominator
+        let common = Rational(numerator, denominator)
+        func scaled(_ t: MediaTime) -> Int64 {
+            t.value * Int64(t.timebase.numerator / numerator) * Int64(denominator / t.timebase.denominator)
+        }
+        return (scaled(lhs), scaled(rhs), common)
     }
 
     public static func == (lhs: MediaTime, rhs: MediaTime) -> Bool { lhs.crossProducts(rhs).0 == lhs.crossProducts(rhs).1 }

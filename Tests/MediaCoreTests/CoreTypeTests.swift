@@ -21,8 +21,11 @@ import Testing
         #expect(MediaTime(1, timebase: Rational(1, 3)).rescaled(to: Rational(1, 1000)).value == 333)
         #expect(MediaTime(2, timebase: Rational(1, 3)).rescaled(to: Rational(1, 1000)).value == 667)
         #expect(MediaTime(-2, timebase: Rational(1, 3)).rescaled(to: Rational(1, 1000)).value == -667)
-        // Half a tick of 1/30 s rounds away from zero.
-        #expect((frame + MediaTime(1, timebase: Rational(1, 60))).value == 2)
+        // Sums are exact: 1/30 s + 1/60 s = 3/60 s.
+        #expect(frame + MediaTime(1, timebase: Rational(1, 60)) == MediaTime(3, timebase: Rational(1, 60)))
+        #expect((frame + MediaTime(1, timebase: Rational(1, 60))).timebase == Rational(1, 60))
+        #expect(MediaTime(1, timebase: Rational(1001, 30000)) - MediaTime(1, timebase: Rational(1, 25))
+                == MediaTime(1001 * 5 - 6000, timebase: Rational(1, 150000)))
         #expect(ClockTime(MediaTime(1, timebase: Rational(1, 30))).nanoseconds == 33_333_333)
     }
 }
