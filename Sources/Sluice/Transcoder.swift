@@ -29,6 +29,10 @@ public struct TranscodeOptions: Sendable {
     public var maxFrames: Int?
     /// Codec worker threads.
     public var threads = 1
+    /// Output picture size; pictures are scaled (libyuv) when it differs from the input's.
+    public var size: (width: Int, height: Int)?
+    /// Output frame rate; pictures are dropped or repeated by their timestamps to reach it.
+    public var frameRate: Rational?
 
     public init() {}
 }
@@ -122,7 +126,18 @@ public final class Transcoder: @unchecked Sendable {
         return graph.add(decoder, input: graph.add(source))
     }
 
-    private func attachVideoOutput(_ container: Container, from pictures: Port<VideoFrame>, registry: CodecRegistry) throws {
+    private func attachVideoOutput(_ container: Container, from input: Port<VideoFrame>, registry: CodecRegistry) throws {
+        var pictures = input
+        if let rate = options.frameRate {
+            let node = try FrameRateNode(rate: rate)
+            pictures = graph.add(node, input: pictures)
+            lastNode = node
+        }
+        if let size = options.size {
+            let node = try VideoScalerNode(width: size.width, height: size.height)
+            pictures = graph.add(node, input: pictures)
+            lastNode = node
+        }
         if container == .y4m {
             let sink = Y4MFileSink(path: output)
             graph.add(sink, input: pictures)

@@ -19,6 +19,7 @@ struct Transcode: ParsableCommand {
             Examples:
               sluice transcode clip.y4m clip.ivf --bitrate 800k --keyint 60
               sluice transcode clip.ivf clip.y4m --frames 100
+              sluice transcode clip.ivf small.ivf --size 320x180 --fps 15
             """)
 
     @Argument(help: "The file to read (.y4m, .ivf, .wav).")
@@ -44,8 +45,25 @@ struct Transcode: ParsableCommand {
     @Option(help: "Maximum frames between keyframes. Default: the encoder's.")
     var keyint: Int?
 
-    @Option(help: "Stop after this many frames.")
+    @Option(help: "Stop after this many frames (of the input).")
     var frames: Int?
+
+    @Option(help: "Output picture size, e.g. 640x360 (scaled with libyuv).", transform: { text in
+        let parts = text.lowercased().split(separator: "x")
+        guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), w > 0, h > 0 else {
+            throw ValidationError("bad size '\(text)': use WIDTHxHEIGHT, e.g. 640x360")
+        }
+        return [w, h]
+    })
+    var size: [Int]?
+
+    @Option(help: "Output frame rate, e.g. 15 or 30000/1001 (frames dropped or repeated).", transform: { text in
+        guard let rate = Rational(parsing: text), rate > Rational(0, 1) else {
+            throw ValidationError("bad frame rate '\(text)': use e.g. 15, 29.97 or 30000/1001")
+        }
+        return rate
+    })
+    var fps: Rational?
 
     @Option(help: "Codec worker threads. Default: the number of cores, at most 8.")
     var threads: Int = min(8, max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
@@ -67,6 +85,8 @@ struct Transcode: ParsableCommand {
         options.keyframeInterval = keyint
         options.maxFrames = frames
         options.threads = threads
+        options.size = size.map { ($0[0], $0[1]) }
+        options.frameRate = fps
 
         let transcoder: Transcoder
         do {

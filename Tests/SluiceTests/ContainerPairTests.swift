@@ -57,3 +57,23 @@ import TestSupport
         #expect(throws: TranscodeError.self) { try Transcoder(input: TestSupport.sampleIVF, output: "/tmp/x.wav") }
     }
 }
+
+/// Size and frame-rate conversion inserted by the transcoder.
+@Suite struct ConversionPipelineTests {
+    @Test func sizeAndFrameRateAreConverted() throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            let output = dir.appendingPathComponent("small.ivf").path
+            var options = TranscodeOptions()
+            options.size = (320, 180)
+            options.frameRate = Rational(15, 1)
+            let transcoder = try Transcoder(input: TestSupport.sampleIVF, output: output, options: options)
+            let summary = try transcoder.run()
+            // 132 frames at 25 fps last 5.28 s: 80 slots of 1/15 s.
+            #expect(summary.frames == 80)
+            #expect(transcoder.outputFormat == .video(VideoFormat(encoding: .compressed(.vp8), width: 320, height: 180,
+                                                                   frameRate: Rational(15, 1))))
+            let probe = try TestSupport.probeVideo(output)
+            #expect(probe.width == 320 && probe.height == 180 && probe.frames == 80)
+        }
+    }
+}
