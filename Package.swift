@@ -29,6 +29,9 @@ let package = Package(
             providers: [.apt(["libvpx-dev"])]),
         .target(name: "CSluiceShims", dependencies: ["CVPX"], path: "Sources/CSluiceShims"),
         .systemLibrary(name: "CYUV", path: "Sources/CYUV", providers: [.apt(["libyuv-dev"])]),
+        .systemLibrary(
+            name: "CSpeexDSP", path: "Sources/CSpeexDSP", pkgConfig: "speexdsp",
+            providers: [.apt(["libspeexdsp-dev"])]),
 
         // Media time, formats, frames, pools, the graph runtime.
         .target(
@@ -42,8 +45,8 @@ let package = Package(
         .target(
             name: "MediaFiles",
             dependencies: ["MediaCore", .product(name: "SystemPackage", package: "swift-system")]),
-        // Picture scaling and frame-rate conversion (libyuv), as pure logic.
-        .target(name: "MediaConvert", dependencies: ["MediaCore", "CYUV"]),
+        // Picture scaling (libyuv), frame-rate conversion, audio resampling (speexdsp) and mixing.
+        .target(name: "MediaConvert", dependencies: ["MediaCore", "CYUV", "CSpeexDSP"]),
         // Graph adapters: file sources/sinks, codec and conversion nodes.
         .target(name: "MediaNodes", dependencies: ["MediaCore", "MediaCodecs", "MediaFiles", "MediaConvert"]),
         // Umbrella: re-exports and the built-in codec registry and pipelines.

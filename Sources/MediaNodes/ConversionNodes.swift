@@ -58,3 +58,31 @@ public final class FrameRateNode: MediaTransform {
         converter.finish { outbox.emit($0) }
     }
 }
+
+/// Converts raw audio to a fixed sample format, rate and channel count (see `AudioConverter`).
+public final class AudioConvertNode: MediaTransform {
+    public let name: String
+    public let target: AudioFormat
+    private var converter: AudioConverter?
+
+    public init(to target: AudioFormat, name: String = "audio-convert") {
+        self.target = target
+        self.name = name
+    }
+
+    public var inputCaps: Caps { [.audio(.oneOf([.samples(.s16), .samples(.f32)]), channels: .range(1...2))] }
+
+    public func outputCaps(for input: MediaFormat) throws -> Caps { Caps(.audio(target)) }
+
+    public func start(input: MediaFormat, output: MediaFormat, context: NodeContext) throws {
+        converter = try AudioConverter(from: input.audio!, to: target)
+    }
+
+    public func process(_ frame: AudioFrame, into outbox: inout Outbox<AudioFrame>) throws {
+        try converter!.convert(frame) { outbox.emit($0) }
+    }
+
+    public func finish(into outbox: inout Outbox<AudioFrame>) throws {
+        try converter!.flush { outbox.emit($0) }
+    }
+}
