@@ -62,7 +62,7 @@ let package = Package(
         .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore"]),
         .testTarget(name: "MediaFilesTests", dependencies: ["MediaFiles", "TestSupport"]),
         .testTarget(name: "CodecVPXTests", dependencies: ["CodecVPX", "MediaFiles", "TestSupport"]),
-        .testTarget(name: "CodecX264Tests", dependencies: ["CodecX264", "MediaFiles", "TestSupport"]),
+        .testTarget(name: "CodecX264Tests", dependencies: ["CodecX264", "CX264", "MediaFiles", "TestSupport"]),
         .testTarget(name: "SluiceTests", dependencies: ["Sluice", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -14,6 +14,11 @@ import MediaCore
 /// lookahead: one picture in, one access unit out). Otherwise the "medium" preset with B-frames: output
 /// lags the input and comes in decoding order, so `dts` differs from `pts`; `flush` drains the rest.
 ///
+/// Rate control: `settings.bitrate` as x264's average bitrate with a VBV cap at the same rate, or, when
+/// `settings.quality` is set, constant quality (CRF 1...51, lower is better; 0, lossless, needs a
+/// profile beyond High). Profiles: `settings.profile` "constrained-baseline" (the realtime default),
+/// "main" or "high" (the default otherwise); "baseline" is taken as "constrained-baseline".
+///
 /// Pictures go in without a copy (the `x264_picture_t` points into the frame's planes; x264 copies
 /// what it keeps); access units come out in buffers from `outputPool`, so a warm encoder allocates no
 /// new storage.
@@ -33,8 +38,14 @@ public final class X264Encoder: VideoEncoder {
     /// Storage of the access units this encoder emits.
     public let outputPool = BufferPool(name: "x264-encoder")
 
-    private let handle: OpaquePointer
+    private var handle: OpaquePointer
     private let log: X264Log
+    /// The parameters the encoder was opened with (bitrate changes included), to open it again after a flush.
+    private var param: x264_param_t
+    /// Pictures given to the current x264 encoder since it was opened.
+    private var picturesSinceOpen = 0
+    /// Set by `flush`: x264 ends its stream there, so the next picture goes to a fresh encoder.
+    private var needsReopen = false
 
     /// Makes an encoder for pictures of `format`, which must be `.pixels(.i420)` of even width and height.
     public init(format: VideoFormat, settings: VideoEncoderSettings) throws {
@@ -74,20 +85,26 @@ public final class X264Encoder: VideoEncoder {
         guard applied == 0 else {
             throw CodecError.invalidSetting("x264 encoder: profile \(profile) does not allow these settings")
         }
-        guard let handle = sluice_x264_encoder_open(&param) else {
-            throw log.error("encoder_open", code: -1, fallback: "x264 refused the parameters")
-        }
 
         self.format = format
         self.settings = settings
         self.timebase = timebase
         self.profile = profile
-        self.handle = handle
+        self.param = param
+        self.handle = try Self.open(&param, log: log)
         self.log = log
     }
 
     deinit {
         x264_encoder_close(handle)
+    }
+
+    /// Opens an x264 encoder; a refusal becomes `CodecError.library` with x264's logged reason.
+    static func open(_ param: inout x264_param_t, log: X264Log) throws -> OpaquePointer {
+        guard let handle = sluice_x264_encoder_open(&param) else {
+            throw log.error("encoder_open", code: -1, fallback: "x264 refused the parameters")
+        }
+        return handle
     }
 
     /// Encodes one picture; its pts is rescaled to `timebase`. `forceKeyframe` makes it an IDR picture.
@@ -97,6 +114,7 @@ public final class X264Encoder: VideoEncoder {
                 "x264 encoder set up for \(format.width)x\(format.height) I420 got a "
                     + "\(frame.width)x\(frame.height) \(frame.pixelFormat.rawValue) picture")
         }
+        if needsReopen { try reopen() }
         var picture = x264_picture_t()
         x264_picture_init(&picture)
         picture.i_type = forceKeyframe ? X264_TYPE_IDR : X264_TYPE_AUTO
@@ -107,15 +125,29 @@ public final class X264Encoder: VideoEncoder {
         picture.img.i_plane = 3
         picture.img.i_stride = (Int32(layout[0].stride), Int32(layout[1].stride), Int32(layout[2].stride), 0)
         picture.img.plane = (base + layout[0].offset, base + layout[1].offset, base + layout[2].offset, nil)
+        picturesSinceOpen += 1
         // x264 copies the picture during the call, so the frame need only live until it returns.
         try withExtendedLifetime(frame) { _ = try encode(&picture, emit) }
     }
 
     /// Encodes "no picture" while x264 holds delayed pictures (B-frames, lookahead, frame threads).
+    ///
+    /// This ends x264's stream (its lookahead thread stops), so pictures encoded after a flush go to a
+    /// fresh x264 encoder with the same settings: a new stream that starts with an IDR picture.
     public func flush(emit: (EncodedFrame) throws -> Void) throws {
+        guard picturesSinceOpen > 0 else { return }
+        needsReopen = true
         while x264_encoder_delayed_frames(handle) > 0 {
             _ = try encode(nil, emit)
         }
+    }
+
+    private func reopen() throws {
+        let fresh = try Self.open(&param, log: log)
+        x264_encoder_close(handle)
+        handle = fresh
+        picturesSinceOpen = 0
+        needsReopen = false
     }
 
     /// Changes the target bitrate (and the VBV limits with it) from the next encoded picture on.
@@ -132,6 +164,7 @@ public final class X264Encoder: VideoEncoder {
         Self.setRateControl(&param, bitrate: bitsPerSecond, realtime: settings.realtime)
         let status = x264_encoder_reconfig(handle, &param)
         guard status >= 0 else { throw log.error("encoder_reconfig", code: status, fallback: "bitrate change refused") }
+        Self.setRateControl(&self.param, bitrate: bitsPerSecond, realtime: settings.realtime)
         settings.bitrate = bitsPerSecond
     }
 

@@ -1,8 +1,11 @@
 import MediaCodecs
 import MediaCore
 
-/// Makes libx264 H.264 encoders for I420 pictures of even size. Their output follows the H.264
-/// convention described at `X264Encoder`: one Annex-B access unit per `EncodedFrame`.
+/// Makes libx264 H.264 encoders for I420 pictures. Their output follows the H.264 convention
+/// described at `X264Encoder`: one Annex-B access unit per `EncodedFrame`.
+///
+/// Width and height must also be even (4:2:0), which caps cannot say: an odd size passes negotiation
+/// and `makeEncoder` throws `CodecError.invalidSetting`.
 public struct X264EncoderProvider: VideoEncoderProvider {
     public init() {}
 

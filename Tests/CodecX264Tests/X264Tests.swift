@@ -1,10 +1,12 @@
-import CodecX264
+import CX264
 import Foundation
 import MediaCodecs
 import MediaCore
 import MediaFiles
 import TestSupport
 import Testing
+
+@testable import CodecX264
 
 @Suite("H.264 through libx264")
 struct X264Tests {
@@ -80,6 +82,28 @@ struct X264Tests {
                 #expect(!types.contains(H264NALType.idrSlice) && !types.contains(H264NALType.sps)
                         && !types.contains(H264NALType.pps), "frame \(index): \(types)")
             }
+        }
+    }
+
+    @Test("a size that is no multiple of 16 is cropped in the SPS and round-trips")
+    func croppedSize() throws {
+        let frames = try Samples.unpackAll(try Samples.decode(width: 322, height: 182, count: 10).get(), count: 10,
+                                           width: 322, height: 182, pool: inputPool)
+        let encoder = try X264Encoder(format: rawFormat(width: 322, height: 182),
+                                      settings: VideoEncoderSettings(bitrate: 500_000, realtime: false))
+        let encoded = try encodeAll(frames, with: encoder)
+        #expect(encoded.count == 10)
+        try TestSupport.withTemporaryDirectory { dir in
+            let path = dir.file("cropped.h264")
+            try writeAnnexB(encoded, to: path)
+            let probed = try TestSupport.probeVideo(path)
+            #expect(probed.codec == "h264" && probed.width == 322 && probed.height == 182 && probed.frames == 10)
+            let reader = try AnnexBReader(path: path)
+            #expect(reader.width == 322 && reader.height == 182)
+            #expect(reader.sequenceParameterSet.cropRight == 14 && reader.sequenceParameterSet.cropBottom == 10)
+            let decoded = try ffmpegDecode(path, width: 322, height: 182, pool: inputPool)
+            #expect(decoded.count == 10)
+            #expect(overallPSNR(frames, decoded) >= 30)
         }
     }
 
@@ -178,6 +202,48 @@ struct X264Tests {
         let encoded = try encodeAll(frames, with: encoder)
         #expect(encoded.count == 25)
         #expect(encoded.map(\.pts).sorted() == frames.map(\.pts))
+    }
+
+    @Test("the encoder is reusable after flush: a new stream that starts with an IDR picture", arguments: [true, false])
+    func reuseAfterFlush(realtime: Bool) throws {
+        let frames = try Samples.bunny(count: 20, pool: inputPool)
+        let encoder = try X264Encoder(format: rawFormat(),
+                                      settings: VideoEncoderSettings(bitrate: 500_000, threads: 2, realtime: realtime))
+        var encoded: [EncodedFrame] = []
+        for round in 0..<2 {
+            let part = try encodeAll(Array(frames[(round * 10)..<(round * 10 + 10)]), with: encoder)
+            #expect(part.count == 10, "round \(round)")
+            #expect(part.first?.isKeyframe == true, "round \(round)")
+            #expect(part.map(\.pts).sorted() == frames[(round * 10)..<(round * 10 + 10)].map(\.pts), "round \(round)")
+            encoded += part
+        }
+        try encoder.flush { _ in Issue.record("a second flush emitted a frame") }
+        try TestSupport.withTemporaryDirectory { dir in
+            let path = dir.file("two-streams.h264")
+            try writeAnnexB(encoded, to: path)
+            let decoded = try ffmpegDecode(path, width: 320, height: 240, pool: inputPool)
+            #expect(decoded.count == 20)
+            #expect(overallPSNR(frames, decoded) >= 30)
+        }
+    }
+
+    @Test("x264's own reason for refusing parameters reaches CodecError.library")
+    func libraryErrorMessage() throws {
+        var param = x264_param_t()
+        #expect(x264_param_default_preset(&param, "veryfast", "zerolatency") == 0)
+        let log = X264Log()
+        log.attach(to: &param)
+        param.i_width = 0  // X264Encoder's own checks never let this through
+        param.i_height = 0
+        do {
+            _ = try X264Encoder.open(&param, log: log)
+            Issue.record("x264 opened a 0x0 encoder")
+        } catch CodecError.library(let name, let operation, let code, let message) {
+            print("x264 refusal: \(message)")
+            #expect(name == "x264" && operation == "encoder_open" && code == -1)
+            #expect(message.contains("width"))
+        }
+        #expect(log.takeLastError().isEmpty)  // taken once
     }
 
     @Test("invalid settings throw CodecError.invalidSetting", arguments: [
