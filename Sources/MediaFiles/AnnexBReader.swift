@@ -99,7 +99,7 @@ public final class AnnexBReader {
         let header = scanner.byte(at: unit.header)
         guard header & 0x80 == 0 else { throw scanner.corrupt(unit.header, "NAL unit header has forbidden_zero_bit set") }
         let type = H264NALType.type(ofHeader: header)
-        if [1, 2, 5].contains(type) && unit.end - unit.header < 2 {
+        if (type == 1 || type == 2 || type == 5) && unit.end - unit.header < 2 {
             throw scanner.corrupt(unit.header, "slice NAL unit of type \(type) has no slice header")
         }
         return type
