@@ -12,10 +12,12 @@ let package = Package(
         .library(name: "MediaNodes", targets: ["MediaNodes"]),
         .library(name: "MediaConvert", targets: ["MediaConvert"]),
         .library(name: "CodecVPX", targets: ["CodecVPX"]),
+        .library(name: "CodecX264", targets: ["CodecX264"]),
         .executable(name: "sluice", targets: ["sluice"]),
         // The bare C library and its shims, for benchmarks that compare against it.
         .library(name: "CVPX", targets: ["CVPX"]),
         .library(name: "CSluiceShims", targets: ["CSluiceShims"]),
+        .library(name: "CX264", targets: ["CX264"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -32,6 +34,11 @@ let package = Package(
         .systemLibrary(
             name: "CSpeexDSP", path: "Sources/CSpeexDSP", pkgConfig: "speexdsp",
             providers: [.apt(["libspeexdsp-dev"])]),
+        // No pkgConfig: x264.pc's Cflags carry -DX264_API_IMPORTS (a Windows DLL switch), which SwiftPM
+        // refuses with a warning. Headers and library are in the default paths; the module map links it.
+        .systemLibrary(
+            name: "CX264", path: "Sources/CX264",
+            providers: [.apt(["libx264-dev"])]),
 
         // Media time, formats, frames, pools, the graph runtime.
         .target(
@@ -41,7 +48,9 @@ let package = Package(
         .target(name: "MediaCodecs", dependencies: ["MediaCore"]),
         // VP8 through libvpx.
         .target(name: "CodecVPX", dependencies: ["MediaCodecs", "CVPX", "CSluiceShims"]),
-        // Y4M, IVF and WAV readers and writers.
+        // H.264 encoding through libx264.
+        .target(name: "CodecX264", dependencies: ["MediaCodecs", "CX264"]),
+        // Y4M, IVF, WAV and H.264 Annex-B readers and writers.
         .target(
             name: "MediaFiles",
             dependencies: ["MediaCore", .product(name: "SystemPackage", package: "swift-system")]),
@@ -61,6 +70,7 @@ let package = Package(
         .testTarget(name: "MediaConvertTests", dependencies: ["MediaConvert", "TestSupport"]),
         .testTarget(name: "MediaFilesTests", dependencies: ["MediaFiles", "TestSupport"]),
         .testTarget(name: "CodecVPXTests", dependencies: ["CodecVPX", "MediaFiles", "TestSupport"]),
+        .testTarget(name: "CodecX264Tests", dependencies: ["CodecX264", "CX264", "MediaFiles", "TestSupport"]),
         .testTarget(name: "SluiceTests", dependencies: ["Sluice", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

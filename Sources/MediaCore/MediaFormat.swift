@@ -9,6 +9,10 @@ public struct CodecName: RawRepresentable, Hashable, Comparable, Sendable, Expre
     public static func < (a: CodecName, b: CodecName) -> Bool { a.rawValue < b.rawValue }
 
     public static let vp8: CodecName = "VP8"
+    /// H.264. An `EncodedFrame` of this codec holds ONE access unit in the Annex-B byte-stream format
+    /// (ITU-T H.264 Annex B: a start code `00 00 00 01` or `00 00 01` before each NAL unit); it is a
+    /// keyframe when it has an IDR slice (NAL unit type 5), and an IDR access unit carries its SPS and
+    /// PPS (types 7 and 8) in front of its slices, in the same `EncodedFrame`.
     public static let h264: CodecName = "H264"
     public static let opus: CodecName = "OPUS"
 }

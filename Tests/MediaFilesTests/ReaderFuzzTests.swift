@@ -116,4 +116,60 @@ import TestSupport
             }
         }
     }
+
+    /// A small raw H.264 stream without x264's long version SEI, so that mutations hit headers and
+    /// start codes often.
+    static func h264Seed(in dir: URL) throws -> [UInt8] {
+        let path = dir.appendingPathComponent("seed.h264").path
+        try TestSupport.ffmpeg(["-i", TestSupport.sampleIVF, "-vf", "scale=64:48", "-frames:v", "6", "-c:v", "libx264",
+                                "-bf", "0", "-g", "3", "-b:v", "20k", "-bsf:v", "filter_units=remove_types=6", path])
+        return [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+
+    @Test func annexBReader() throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            let seed = try Self.h264Seed(in: dir)
+            let pool = BufferPool(name: "fuzz")
+            try Self.fuzz(seed: seed, iterations: 400, in: dir) { path in
+                let reader = try AnnexBReader(path: path)
+                #expect(reader.width > 0 && reader.height > 0)
+                var units = 0
+                while let unit = try reader.next(pool: pool) {
+                    #expect(AnnexB.startsWithStartCode(unit.bytes))
+                    units += 1
+                    #expect(units < 10_000)
+                }
+            }
+        }
+    }
+
+    @Test func h264SequenceParameterSetParser() throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            let stream = try Self.h264Seed(in: dir)
+            let seed = try #require(stream.withUnsafeBytes { bytes in
+                AnnexB.nalUnits(in: bytes).first { H264NALType.type(ofHeader: bytes[$0.lowerBound]) == H264NALType.sps }
+                    .map { Array(bytes[$0]) }
+            })
+            let original = try H264SequenceParameterSet(parsing: seed)
+            #expect(original.width == 64 && original.height == 48)
+            var rng = SplitMix64(seed: 0x5EED)
+            var failures = 0
+            for iteration in 0..<2000 {
+                let bytes = Self.mutate(seed, using: &rng)
+                do {
+                    let parsed = try H264SequenceParameterSet(parsing: bytes, path: "fuzzed", offset: 9)
+                    #expect(parsed.width > 0 && parsed.height > 0 && parsed.width <= 32768 && parsed.height <= 32768)
+                } catch let error as MediaFileError {
+                    guard case .corrupt("fuzzed", 9, _) = error else {
+                        Issue.record("iteration \(iteration): \(error) does not name the source and offset")
+                        continue
+                    }
+                    failures += 1
+                } catch {
+                    Issue.record("iteration \(iteration): \(type(of: error)) \(error) is not a MediaFileError")
+                }
+            }
+            #expect(failures > 2000 / 10, "only \(failures) of 2000 mutations were rejected")
+        }
+    }
 }
