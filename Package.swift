@@ -11,9 +11,11 @@ let package = Package(
         .library(name: "MediaFiles", targets: ["MediaFiles"]),
         .library(name: "MediaNodes", targets: ["MediaNodes"]),
         .library(name: "CodecVPX", targets: ["CodecVPX"]),
+        .library(name: "CodecOpenH264", targets: ["CodecOpenH264"]),
         .executable(name: "sluice", targets: ["sluice"]),
         // The bare C library and its shims, for benchmarks that compare against it.
         .library(name: "CVPX", targets: ["CVPX"]),
+        .library(name: "COpenH264", targets: ["COpenH264"]),
         .library(name: "CSluiceShims", targets: ["CSluiceShims"]),
     ],
     dependencies: [
@@ -27,6 +29,9 @@ let package = Package(
             name: "CVPX", path: "Sources/CVPX", pkgConfig: "vpx",
             providers: [.apt(["libvpx-dev"])]),
         .target(name: "CSluiceShims", dependencies: ["CVPX"], path: "Sources/CSluiceShims"),
+        .systemLibrary(
+            name: "COpenH264", path: "Sources/COpenH264", pkgConfig: "openh264",
+            providers: [.apt(["libopenh264-dev"])]),
 
         // Media time, formats, frames, pools, the graph runtime.
         .target(
@@ -36,6 +41,8 @@ let package = Package(
         .target(name: "MediaCodecs", dependencies: ["MediaCore"]),
         // VP8 through libvpx.
         .target(name: "CodecVPX", dependencies: ["MediaCodecs", "CVPX", "CSluiceShims"]),
+        // H.264 decoding and constrained-baseline encoding through Cisco's OpenH264.
+        .target(name: "CodecOpenH264", dependencies: ["MediaCodecs", "COpenH264"]),
         // Y4M, IVF and WAV readers and writers.
         .target(
             name: "MediaFiles",
@@ -53,6 +60,7 @@ let package = Package(
         .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore"]),
         .testTarget(name: "MediaFilesTests", dependencies: ["MediaFiles", "TestSupport"]),
         .testTarget(name: "CodecVPXTests", dependencies: ["CodecVPX", "MediaFiles", "TestSupport"]),
+        .testTarget(name: "CodecOpenH264Tests", dependencies: ["CodecOpenH264", "TestSupport"]),
         .testTarget(name: "SluiceTests", dependencies: ["Sluice", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
