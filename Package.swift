@@ -13,9 +13,11 @@ let package = Package(
         .library(name: "MediaConvert", targets: ["MediaConvert"]),
         .library(name: "CodecVPX", targets: ["CodecVPX"]),
         .library(name: "CodecX264", targets: ["CodecX264"]),
+        .library(name: "CodecOpenH264", targets: ["CodecOpenH264"]),
         .executable(name: "sluice", targets: ["sluice"]),
         // The bare C library and its shims, for benchmarks that compare against it.
         .library(name: "CVPX", targets: ["CVPX"]),
+        .library(name: "COpenH264", targets: ["COpenH264"]),
         .library(name: "CSluiceShims", targets: ["CSluiceShims"]),
         .library(name: "CX264", targets: ["CX264"]),
     ],
@@ -39,6 +41,9 @@ let package = Package(
         .systemLibrary(
             name: "CX264", path: "Sources/CX264",
             providers: [.apt(["libx264-dev"])]),
+        .systemLibrary(
+            name: "COpenH264", path: "Sources/COpenH264", pkgConfig: "openh264",
+            providers: [.apt(["libopenh264-dev"])]),
 
         // Media time, formats, frames, pools, the graph runtime.
         .target(
@@ -50,6 +55,8 @@ let package = Package(
         .target(name: "CodecVPX", dependencies: ["MediaCodecs", "CVPX", "CSluiceShims"]),
         // H.264 encoding through libx264.
         .target(name: "CodecX264", dependencies: ["MediaCodecs", "CX264"]),
+        // H.264 decoding and constrained-baseline encoding through Cisco's OpenH264.
+        .target(name: "CodecOpenH264", dependencies: ["MediaCodecs", "COpenH264"]),
         // Y4M, IVF, WAV and H.264 Annex-B readers and writers.
         .target(
             name: "MediaFiles",
@@ -71,6 +78,7 @@ let package = Package(
         .testTarget(name: "MediaFilesTests", dependencies: ["MediaFiles", "TestSupport"]),
         .testTarget(name: "CodecVPXTests", dependencies: ["CodecVPX", "MediaFiles", "TestSupport"]),
         .testTarget(name: "CodecX264Tests", dependencies: ["CodecX264", "CX264", "MediaFiles", "TestSupport"]),
+        .testTarget(name: "CodecOpenH264Tests", dependencies: ["CodecOpenH264", "TestSupport"]),
         .testTarget(name: "SluiceTests", dependencies: ["Sluice", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

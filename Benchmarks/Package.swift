@@ -21,6 +21,16 @@ let package = Package(
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
         .executableTarget(
+            name: "OpenH264Codec",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "Sluice", package: "Sluice"),
+                .product(name: "CodecOpenH264", package: "Sluice"),
+            ],
+            path: "Benchmarks/OpenH264Codec",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
             name: "GraphRuntime",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
