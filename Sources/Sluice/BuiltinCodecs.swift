@@ -4,6 +4,8 @@ extension CodecRegistry {
         var registry = CodecRegistry()
         registry.register(VP8EncoderProvider())
         registry.register(VP8DecoderProvider())
+        registry.register(OpusEncoderProvider())
+        registry.register(OpusDecoderProvider())
         return registry
     }
 }

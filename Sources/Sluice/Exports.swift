@@ -1,4 +1,5 @@
 // The umbrella module: `import Sluice` gives an application the whole engine.
+@_exported import CodecOpus
 @_exported import CodecVPX
 @_exported import MediaCodecs
 @_exported import MediaCore
