@@ -33,11 +33,12 @@ public final class OggOpusReader {
     private var consumed = 0
     private var endOfFile = false
     private var endOfStream = false
-    /// Packets of the current page, ready to hand out, and the next one's index.
-    private var ready: [EncodedFrame?] = []
-    private var readyIndex = 0
-    /// The packets that completed on a page, before their times are known.
-    private var completed: [(buffer: FrameBuffer, samples: Int)] = []
+    /// The packets that completed on the current page, as libogg holds them (valid until the next
+    /// page goes in), with their times in 48 kHz ticks; and the next one's index.
+    private var pagePackets: [(bytes: UnsafeRawBufferPointer, pts: Int64, duration: Int64)] = []
+    private var pageIndex = 0
+    private var previousGranule: Int64?
+    static let timebase = Rational(1, 48_000)
 
     static let readSize = 64 * 1024
     static let capture = Array("OggS".utf8)
@@ -71,24 +72,26 @@ public final class OggOpusReader {
         sync.deallocate()
     }
 
-    /// The next packet, its bytes in a buffer from `pool` (or a fresh one); `nil` after the last.
+    /// The next packet, its bytes copied into a buffer from `pool` (or a fresh one); `nil` after the last.
     public func next(pool: BufferPool?) throws -> EncodedFrame? {
-        while readyIndex == ready.count {
-            ready.removeAll(keepingCapacity: true)
-            readyIndex = 0
+        while pageIndex == pagePackets.count {
+            pagePackets.removeAll(keepingCapacity: true)
+            pageIndex = 0
             if endOfStream { return nil }
             guard case (var page, let offset)? = try nextPage() else {
                 endOfStream = true
                 return nil
             }
             guard ogg_page_serialno(&page) == serialNumber else { continue }
-            try load(page, at: offset, pool: pool)
+            try load(page, at: offset)
         }
-        let frame = ready[readyIndex]
-        ready[readyIndex] = nil  // the caller's reference must be the only one, for the pool
-        readyIndex += 1
+        let packet = pagePackets[pageIndex]
+        pageIndex += 1
         packetsRead += 1
-        return frame
+        let buffer = pool?.acquire(capacity: packet.bytes.count) ?? FrameBuffer(capacity: packet.bytes.count)
+        buffer.storage.baseAddress!.copyMemory(from: packet.bytes.baseAddress!, byteCount: packet.bytes.count)
+        return EncodedFrame(codec: .opus, isKeyframe: true, pts: MediaTime(packet.pts, timebase: Self.timebase),
+                            duration: MediaTime(packet.duration, timebase: Self.timebase), buffer: buffer)
     }
 
     // MARK: - Headers
@@ -140,12 +143,11 @@ public final class OggOpusReader {
     // MARK: - Audio pages
 
     /// Takes the packets that complete on `page` and works out their times.
-    private func load(_ page: ogg_page, at offset: Int, pool: BufferPool?) throws {
+    private func load(_ page: ogg_page, at offset: Int) throws {
         var page = page
         try pageIn(page, at: offset)
         let last = ogg_page_eos(&page) != 0
         if last { endOfStream = true }
-        completed.removeAll(keepingCapacity: true)
         var total = 0
         while true {
             var packet = ogg_packet()
@@ -158,19 +160,17 @@ public final class OggOpusReader {
             guard let samples = OpusPacket.duration(bytes) else {
                 throw MediaFileError.corrupt(
                     path: path, offset: offset,
-                    detail: "packet \(packetsRead + completed.count) (\(bytes.count) bytes) is not a well-formed Opus packet")
+                    detail: "packet \(packetsRead + pagePackets.count) (\(bytes.count) bytes) is not a well-formed Opus packet")
             }
-            let buffer = pool?.acquire(capacity: bytes.count) ?? FrameBuffer(capacity: bytes.count)
-            if bytes.count > 0 { buffer.storage.baseAddress!.copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
-            completed.append((buffer, samples))
+            pagePackets.append((bytes, 0, Int64(samples)))  // times below, once the page's total is known
             total += samples
         }
-        guard !completed.isEmpty else { return }
+        guard !pagePackets.isEmpty else { return }
 
         let granule = ogg_page_granulepos(&page)
         guard granule >= 0 else {
             throw MediaFileError.corrupt(path: path, offset: offset,
-                                         detail: "page completes \(completed.count) packets but has no granule position")
+                                         detail: "page completes \(pagePackets.count) packets but has no granule position")
         }
         // RFC 7845 §4: the granule position is the sample count at the end of the page's last packet;
         // on the last page it may be smaller (end trimming), and then the page starts where the
@@ -184,18 +184,13 @@ public final class OggOpusReader {
         }
         previousGranule = granule
         var time = start
-        for (buffer, samples) in completed {
-            let end = Swift.min(time + Int64(samples), granule)
-            ready.append(EncodedFrame(codec: .opus, isKeyframe: true, pts: MediaTime(time, timebase: Self.timebase),
-                                      duration: MediaTime(Swift.max(0, end - time), timebase: Self.timebase),
-                                      buffer: buffer))
-            time += Int64(samples)
+        for index in pagePackets.indices {
+            let samples = pagePackets[index].duration
+            pagePackets[index].pts = time
+            pagePackets[index].duration = Swift.max(0, Swift.min(time + samples, granule) - time)
+            time += samples
         }
-        completed.removeAll(keepingCapacity: true)
     }
-
-    private var previousGranule: Int64?
-    static let timebase = Rational(1, 48_000)
 
     // MARK: - Pages and packets
 
@@ -230,7 +225,8 @@ public final class OggOpusReader {
                 return (page, offset)
             }
             if result < 0 {
-                let found = unreturned.prefix(4)
+                // libogg has moved past the bad bytes; they are still in its buffer, `-result` bytes back.
+                let found = Array(unreturned(from: -result).prefix(4))
                 throw MediaFileError.corrupt(
                     path: path, offset: consumed,
                     detail: Array(found) == Self.capture
@@ -255,10 +251,14 @@ public final class OggOpusReader {
     }
 
     /// Bytes libogg holds that it has not returned as pages.
-    private var unreturned: UnsafeRawBufferPointer {
+    private var unreturned: UnsafeRawBufferPointer { unreturned(from: 0) }
+
+    /// Bytes in libogg's buffer from `back` bytes before the first unreturned one.
+    private func unreturned(from back: Int) -> UnsafeRawBufferPointer {
         let state = sync.pointee
-        guard let data = state.data, state.fill > state.returned else { return UnsafeRawBufferPointer(start: nil, count: 0) }
-        return UnsafeRawBufferPointer(start: data + Int(state.returned), count: Int(state.fill - state.returned))
+        let start = Int(state.returned) - back
+        guard let data = state.data, start >= 0, Int(state.fill) > start else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        return UnsafeRawBufferPointer(start: data + start, count: Int(state.fill) - start)
     }
 
     /// What is missing from a page cut short: its header, or part of its body.
