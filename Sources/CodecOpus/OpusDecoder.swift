@@ -126,7 +126,8 @@ public final class OpusDecoder: AudioDecoder {
 
     /// The output-rate time of `frame`'s first sample, pre-skip subtracted.
     private func startTime(of frame: EncodedFrame) -> Int64 {
-        (frame.pts - MediaTime(Int64(preSkip), timebase: Opus.timebase)).rescaled(to: outputTimebase).value
+        let ticks = frame.pts.rescaled(to: Opus.timebase).value - Int64(preSkip)
+        return MediaTime(ticks, timebase: Opus.timebase).rescaled(to: outputTimebase).value
     }
 
     /// `duration` at the output rate, rounded to a multiple of 2.5 ms.

@@ -37,12 +37,13 @@ public final class OpusEncoder: AudioEncoder {
     /// VOIP when in-band FEC or DTX is on, AUDIO otherwise.
     ///
     /// Both features live in SILK, Opus's speech layer (RFC 6716 §4.2.4.5 LBRR frames, §4.2.3 VAD
-    /// flags); CELT has neither FEC nor SILK's DTX. libopus picks its mode from the bitrate and a voice
-    /// estimate, and under VOIP it leans towards SILK (an 8 kbit/s higher CELT threshold, and a
-    /// voice estimate of 115/127 rather than 48 when its analysis cannot classify the signal), so
-    /// any packet-loss percentage with FEC on moves it to SILK or hybrid and DTX works on voice.
-    /// Under AUDIO, music or a high bitrate keeps it in CELT, where FEC and DTX would silently do
-    /// nothing. Without either feature, AUDIO gives the best quality for general content.
+    /// flags); CELT has neither FEC nor SILK's DTX. libopus picks its mode from the bitrate and a
+    /// voice estimate, and VOIP leans towards SILK: a higher bitrate threshold before CELT, and a
+    /// voice estimate of 115 rather than 48 (of 127) when its own analysis has not classified the
+    /// signal, so that with FEC on any expected loss moves it to SILK or hybrid (libopus switches
+    /// when the loss exceeds (128 - estimate) / 16 %). Under AUDIO, music or a high bitrate keeps
+    /// it in CELT, where FEC and DTX would silently do nothing. Without either feature, AUDIO gives
+    /// the best fidelity for general content.
     public let application: Application
     /// Input samples per channel in one packet, at the input rate.
     public let samplesPerPacket: Int
