@@ -14,12 +14,15 @@ let package = Package(
         .library(name: "CodecVPX", targets: ["CodecVPX"]),
         .library(name: "CodecX264", targets: ["CodecX264"]),
         .library(name: "CodecOpenH264", targets: ["CodecOpenH264"]),
+        .library(name: "CodecOpus", targets: ["CodecOpus"]),
         .executable(name: "sluice", targets: ["sluice"]),
         // The bare C library and its shims, for benchmarks that compare against it.
         .library(name: "CVPX", targets: ["CVPX"]),
         .library(name: "COpenH264", targets: ["COpenH264"]),
         .library(name: "CSluiceShims", targets: ["CSluiceShims"]),
         .library(name: "CX264", targets: ["CX264"]),
+        .library(name: "COpus", targets: ["COpus"]),
+        .library(name: "COgg", targets: ["COgg"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -44,6 +47,12 @@ let package = Package(
         .systemLibrary(
             name: "COpenH264", path: "Sources/COpenH264", pkgConfig: "openh264",
             providers: [.apt(["libopenh264-dev"])]),
+        .systemLibrary(
+            name: "COpus", path: "Sources/COpus", pkgConfig: "opus",
+            providers: [.apt(["libopus-dev"])]),
+        .systemLibrary(
+            name: "COgg", path: "Sources/COgg", pkgConfig: "ogg",
+            providers: [.apt(["libogg-dev"])]),
 
         // Media time, formats, frames, pools, the graph runtime.
         .target(
@@ -57,16 +66,21 @@ let package = Package(
         .target(name: "CodecX264", dependencies: ["MediaCodecs", "CX264"]),
         // H.264 decoding and constrained-baseline encoding through Cisco's OpenH264.
         .target(name: "CodecOpenH264", dependencies: ["MediaCodecs", "COpenH264"]),
-        // Y4M, IVF, WAV and H.264 Annex-B readers and writers.
+        // Opus through libopus.
+        .target(name: "CodecOpus", dependencies: ["MediaCodecs", "COpus"]),
+        // Y4M, IVF, WAV, H.264 Annex-B and Ogg Opus readers and writers.
         .target(
             name: "MediaFiles",
-            dependencies: ["MediaCore", .product(name: "SystemPackage", package: "swift-system")]),
+            dependencies: ["MediaCore", "COgg", .product(name: "SystemPackage", package: "swift-system")]),
         // Picture scaling (libyuv), frame-rate conversion, audio resampling (speexdsp) and mixing.
         .target(name: "MediaConvert", dependencies: ["MediaCore", "CYUV", "CSpeexDSP"]),
         // Graph adapters: file sources/sinks, codec and conversion nodes.
         .target(name: "MediaNodes", dependencies: ["MediaCore", "MediaCodecs", "MediaFiles", "MediaConvert"]),
-        // Umbrella: re-exports and the built-in codec registry and pipelines.
-        .target(name: "Sluice", dependencies: ["MediaCore", "MediaCodecs", "MediaFiles", "MediaConvert", "MediaNodes", "CodecVPX"]),
+        // Umbrella: re-exports, the built-in codec registry and pipelines.
+        .target(
+            name: "Sluice",
+            dependencies: ["MediaCore", "MediaCodecs", "MediaFiles", "MediaConvert", "MediaNodes",
+                           "CodecVPX", "CodecX264", "CodecOpenH264", "CodecOpus"]),
         .executableTarget(
             name: "sluice",
             dependencies: ["Sluice", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
@@ -79,6 +93,7 @@ let package = Package(
         .testTarget(name: "CodecVPXTests", dependencies: ["CodecVPX", "MediaFiles", "TestSupport"]),
         .testTarget(name: "CodecX264Tests", dependencies: ["CodecX264", "CX264", "MediaFiles", "TestSupport"]),
         .testTarget(name: "CodecOpenH264Tests", dependencies: ["CodecOpenH264", "TestSupport"]),
+        .testTarget(name: "CodecOpusTests", dependencies: ["CodecOpus", "MediaFiles", "TestSupport"]),
         .testTarget(name: "SluiceTests", dependencies: ["Sluice", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

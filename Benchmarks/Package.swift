@@ -31,6 +31,16 @@ let package = Package(
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
         .executableTarget(
+            name: "OpusEncode",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "Sluice", package: "Sluice"),
+                .product(name: "COpus", package: "Sluice"),
+            ],
+            path: "Benchmarks/OpusEncode",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
             name: "GraphRuntime",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),

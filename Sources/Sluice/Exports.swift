@@ -1,6 +1,10 @@
 // The umbrella module: `import Sluice` gives an application the whole engine.
+@_exported import CodecOpenH264
+@_exported import CodecOpus
 @_exported import CodecVPX
+@_exported import CodecX264
 @_exported import MediaCodecs
+@_exported import MediaConvert
 @_exported import MediaCore
 @_exported import MediaFiles
 @_exported import MediaNodes

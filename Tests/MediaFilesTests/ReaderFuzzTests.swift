@@ -143,6 +143,40 @@ import TestSupport
         }
     }
 
+    @Test func oggOpusReader() throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            // Three pages of audio: CELT 20 ms packets (code 0 and code 3), the last one end-trimmed.
+            let seed = try Self.validFile(in: dir) { path in
+                let writer = try OggOpusWriter(path: path, channels: 2, inputSampleRate: 48_000, preSkip: 312,
+                                               maxPageDuration: 2880)
+                for i in 0..<9 {
+                    let payload: [UInt8] = i % 2 == 0 ? [0xFC] + [UInt8](repeating: UInt8(i), count: 20 + i)
+                                                      : [0xFF, 0x82, 3, 1, 2, 3, 4, 5]
+                    try writer.write(payload.withUnsafeBytes {
+                        EncodedFrame(codec: .opus, isKeyframe: true, pts: MediaTime(Int64(i * 960), timebase: Rational(1, 48_000)),
+                                     duration: MediaTime(i == 8 ? 500 : 960, timebase: Rational(1, 48_000)), copying: $0, pool: nil)
+                    })
+                }
+                try writer.close()
+            }
+            let pool = BufferPool(name: "fuzz")
+            // The seed itself reads cleanly.
+            let reader = try OggOpusReader(path: dir.appendingPathComponent("seed").path)
+            var durations: [Int64] = []
+            while let packet = try reader.next(pool: pool) { durations.append(packet.duration!.value) }
+            #expect(durations == [960, 1920, 960, 1920, 960, 1920, 960, 1920, 500])
+            try Self.fuzz(seed: seed, iterations: 600, in: dir) { path in
+                let reader = try OggOpusReader(path: path)
+                var packets = 0
+                while let packet = try reader.next(pool: pool) {
+                    packets += 1
+                    #expect(packets < 10_000)
+                    #expect(packet.duration!.value >= 0 && packet.pts.value >= 0)
+                }
+            }
+        }
+    }
+
     @Test func h264SequenceParameterSetParser() throws {
         try TestSupport.withTemporaryDirectory { dir in
             let stream = try Self.h264Seed(in: dir)
@@ -171,5 +205,20 @@ import TestSupport
             }
             #expect(failures > 2000 / 10, "only \(failures) of 2000 mutations were rejected")
         }
+    }
+
+    /// The TOC parser on random bytes and on mutations of valid packets: an answer in range or nil.
+    @Test func opusPacketDuration() {
+        var rng = SplitMix64(seed: 0x70C)
+        var valid = 0
+        for iteration in 0..<50_000 {
+            var bytes = (0..<Int.random(in: 0...64, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            if iteration % 3 == 0, bytes.count > 1 { bytes[1] &= 0x3F }  // code 3 without flags: often valid
+            if let duration = OpusPacket.duration(bytes) {
+                valid += 1
+                #expect(duration >= 120 && duration <= OpusPacket.maxDuration && duration % 120 == 0)
+            }
+        }
+        #expect(valid > 1000)
     }
 }
