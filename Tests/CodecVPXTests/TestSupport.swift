@@ -4,41 +4,8 @@ import MediaCodecs
 import MediaCore
 import TestSupport
 
-/// A failure of the test fixtures themselves (ffmpeg gave too little output).
-struct FixtureError: Error, CustomStringConvertible {
-    var description: String
-}
-
-/// Raw pictures for the tests: the bundled Big Buck Bunny clip decoded by ffmpeg, or synthetic moving shapes.
-enum Samples {
-    static let frameRate = Rational(25, 1)
-    static let timebase = frameRate.reciprocal
-
-    /// The first 60 pictures of the sample video, packed I420, decoded once per run.
-    static let bunny320: Result<Data, any Error> = decode(width: 320, height: 240, count: 60)
-    static let bunny640: Result<Data, any Error> = decode(width: 640, height: 360, count: 60)
-
-    static func decode(width: Int, height: Int, count: Int) -> Result<Data, any Error> {
-        Result {
-            try TestSupport.ffmpeg(["-i", TestSupport.sampleIVF,
-                                    "-vf", "scale=\(width):\(height)", "-frames:v", "\(count)",
-                                    "-pix_fmt", "yuv420p", "-f", "rawvideo", "-"]).stdout
-        }
-    }
-
-    /// `count` pictures (at most 60) of the sample video at 320x240 or 640x360.
-    static func bunny(count: Int = 30, width: Int = 320, height: Int = 240, pool: BufferPool) throws -> [VideoFrame] {
-        let raw = try (width == 640 ? bunny640 : bunny320).get()
-        let size = packedSize(width: width, height: height)
-        guard raw.count >= size * count else { throw FixtureError(description: "ffmpeg gave \(raw.count) bytes") }
-        return (0..<count).map { index in
-            raw.withUnsafeBytes { bytes in
-                unpack(UnsafeRawBufferPointer(rebasing: bytes[(index * size)..<((index + 1) * size)]),
-                       width: width, height: height, index: index, pool: pool)
-            }
-        }
-    }
-
+/// Test pictures of this target's own: synthetic moving shapes.
+extension Samples {
     /// Synthetic pictures: a diagonal gradient scrolling sideways and a bright box moving across it.
     static func synthetic(count: Int, width: Int, height: Int, firstIndex: Int = 0, pool: BufferPool) -> [VideoFrame] {
         (firstIndex..<(firstIndex + count)).map { index in
@@ -66,25 +33,6 @@ enum Samples {
     static func makeFrame(width: Int, height: Int, index: Int, pool: BufferPool) -> VideoFrame {
         VideoFrame(width: width, height: height, pts: MediaTime(Int64(index), timebase: timebase),
                    duration: MediaTime(1, timebase: timebase), pool: pool)
-    }
-
-    static func packedSize(width: Int, height: Int) -> Int {
-        width * height + 2 * ((width + 1) / 2) * ((height + 1) / 2)
-    }
-
-    /// A frame holding a copy of packed I420 bytes.
-    static func unpack(_ bytes: UnsafeRawBufferPointer, width: Int, height: Int, index: Int,
-                       pool: BufferPool) -> VideoFrame {
-        let frame = makeFrame(width: width, height: height, index: index, pool: pool)
-        var offset = 0
-        for plane in 0..<3 {
-            for row in 0..<frame.layout[plane].rows {
-                let line = frame.row(row, ofPlane: plane)
-                line.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + line.count)]))
-                offset += line.count
-            }
-        }
-        return frame
     }
 }
 
