@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "CodecX264", targets: ["CodecX264"]),
         .library(name: "CodecOpenH264", targets: ["CodecOpenH264"]),
         .library(name: "CodecOpus", targets: ["CodecOpus"]),
+        .library(name: "MediaRTP", targets: ["MediaRTP"]),
         .executable(name: "sluice", targets: ["sluice"]),
         // The bare C library and its shims, for benchmarks that compare against it.
         .library(name: "CVPX", targets: ["CVPX"]),
@@ -72,6 +73,9 @@ let package = Package(
         .target(
             name: "MediaFiles",
             dependencies: ["MediaCore", "COgg", .product(name: "SystemPackage", package: "swift-system")]),
+        // RTP and RTCP (RFC 3550 and its profiles): packets, payload formats, jitter buffer. Pure logic: no
+        // graph, no sockets, no codec library.
+        .target(name: "MediaRTP", dependencies: ["MediaCore"]),
         // Picture scaling (libyuv), frame-rate conversion, audio resampling (speexdsp) and mixing.
         .target(name: "MediaConvert", dependencies: ["MediaCore", "CYUV", "CSpeexDSP"]),
         // Graph adapters: file sources/sinks, codec and conversion nodes.
@@ -94,6 +98,7 @@ let package = Package(
         .testTarget(name: "CodecX264Tests", dependencies: ["CodecX264", "CX264", "MediaFiles", "TestSupport"]),
         .testTarget(name: "CodecOpenH264Tests", dependencies: ["CodecOpenH264", "TestSupport"]),
         .testTarget(name: "CodecOpusTests", dependencies: ["CodecOpus", "MediaFiles", "TestSupport"]),
+        .testTarget(name: "MediaRTPTests", dependencies: ["MediaRTP", "TestSupport"]),
         .testTarget(name: "SluiceTests", dependencies: ["Sluice", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -12,6 +12,13 @@ public enum TestSupport {
     public static var sampleIVF: String { repositoryRoot.appendingPathComponent("samples/big-buck-bunny-640x360.ivf").path }
     public static let sampleFrameCount = 132
 
+    /// The bytes of a file under `Tests/Vectors/` (public packet and key vectors; origins and licences
+    /// in its README), e.g. `vector("aiortc/rtp.bin")`.
+    public static func vector(_ relativePath: String) throws -> [UInt8] {
+        let url = repositoryRoot.appendingPathComponent("Tests/Vectors").appendingPathComponent(relativePath)
+        return [UInt8](try Data(contentsOf: url))
+    }
+
     /// Where this test run's executables (the `sluice` CLI) are built.
     public static var productsDirectory: URL {
         URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
