@@ -35,4 +35,8 @@ public struct OpusDecoderProvider: AudioDecoderProvider {
     public func makeDecoder(input: AudioFormat, output: AudioFormat) throws -> any AudioDecoder {
         try OpusDecoder(input: input, output: output)
     }
+
+    public func makeDecoder(input: AudioFormat, output: AudioFormat, preSkip: Int) throws -> any AudioDecoder {
+        try OpusDecoder(input: input, output: output, preSkip: preSkip)
+    }
 }

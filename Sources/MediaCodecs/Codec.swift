@@ -127,6 +127,17 @@ public protocol AudioDecoderProvider: Sendable {
     /// Raw formats the decoders can output for the compressed input, best first.
     func outputCaps(for input: AudioFormat) -> Caps
     func makeDecoder(input: AudioFormat, output: AudioFormat) throws -> any AudioDecoder
+    /// A decoder that drops the first `preSkip` samples (at the input's sample rate) of the decoded
+    /// stream: the encoder delay a container declares, like Ogg Opus's pre-skip (RFC 7845 §4.2).
+    func makeDecoder(input: AudioFormat, output: AudioFormat, preSkip: Int) throws -> any AudioDecoder
+}
+
+extension AudioDecoderProvider {
+    /// For codecs without encoder delay: only a pre-skip of 0 is accepted, so none is silently kept.
+    public func makeDecoder(input: AudioFormat, output: AudioFormat, preSkip: Int) throws -> any AudioDecoder {
+        guard preSkip == 0 else { throw CodecError.invalidSetting("\(name) cannot drop a pre-skip of \(preSkip) samples") }
+        return try makeDecoder(input: input, output: output)
+    }
 }
 
 /// Codec failures. Library errors keep the library's own code and message.

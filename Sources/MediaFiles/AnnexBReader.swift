@@ -8,7 +8,8 @@ import MediaCore
 /// once the current access unit has a slice (a VCL NAL unit, types 1 to 5), a new one starts at an
 /// access unit delimiter, SPS, PPS, SEI (types 9, 7, 8, 6, and 14 to 18), or at a slice whose
 /// first_mb_in_slice is 0 (the first bit after the NAL header is 1, ue(v) for 0). A raw stream has
-/// no timestamps: `pts` and `dts` count access units in file (decoding) order at `frameRate`.
+/// no timestamps: `pts` and `dts` count access units in file (decoding) order at `frameRate`, which
+/// is the one given, else the first SPS's VUI timing, else 25 fps.
 /// `isKeyframe` means the access unit has an IDR slice (type 5).
 ///
 /// The first sequence parameter set, which must come before the first slice, gives `width` and
@@ -31,19 +32,23 @@ public final class AnnexBReader {
     /// The error that stopped reading, thrown again by every later call.
     private var failure: (any Error)?
 
+    /// The frame rate assumed when neither the caller nor the stream gives one.
+    public static let defaultFrameRate = Rational(25, 1)
+
     /// Opens `path` and reads up to its first sequence parameter set.
-    public convenience init(path: String, frameRate: Rational = Rational(25, 1)) throws {
+    public convenience init(path: String, frameRate: Rational? = nil) throws {
         try self.init(path: path, frameRate: frameRate, readSize: AnnexBScanner.defaultReadSize)
     }
 
     /// `readSize`: bytes read from the file at a time (tests use tiny ones to put start codes across reads).
-    init(path: String, frameRate: Rational, readSize: Int) throws {
-        guard frameRate.numerator > 0 else {
+    init(path: String, frameRate: Rational?, readSize: Int) throws {
+        if let frameRate, frameRate.numerator <= 0 {
             throw MediaFileError.unsupported(path: path, detail: "frame rate \(frameRate) must be positive")
         }
         self.path = path
-        self.frameRate = frameRate
         sequenceParameterSet = try Self.firstSequenceParameterSet(path: path, readSize: readSize)
+        self.frameRate = frameRate ?? sequenceParameterSet.frameRate.flatMap { $0 <= Rational(1000, 1) ? $0 : nil }
+            ?? Self.defaultFrameRate
         width = sequenceParameterSet.width
         height = sequenceParameterSet.height
         scanner = try AnnexBScanner(path: path, readSize: readSize)

@@ -1,3 +1,5 @@
+import MediaCore
+
 /// NAL unit types of H.264 (ITU-T H.264 Table 7-1) that Sluice looks at.
 public enum H264NALType {
     /// Coded slice of a non-IDR picture.
@@ -21,7 +23,7 @@ public enum H264NALType {
 }
 
 /// The fields of an H.264 sequence parameter set (ITU-T H.264 §7.3.2.1.1) up to the frame cropping,
-/// and the picture size they give. VUI parameters are not read.
+/// the picture size they give, and the frame rate of the VUI timing information (Annex E) when present.
 ///
 /// Parsing never traps: bad input throws `MediaFileError.corrupt` naming `path` and the `offset`
 /// of the NAL unit, and the field that could not be read.
@@ -48,6 +50,9 @@ public struct H264SequenceParameterSet: Sendable, Hashable {
     /// The size of the output pictures: the coded size less the cropping.
     public let width: Int
     public let height: Int
+    /// Frames per second from the VUI timing information, `time_scale / (2 * num_units_in_tick)`
+    /// (§E.2.1, one frame is two field ticks); nil when the SPS has none, or its VUI cannot be read.
+    public let frameRate: Rational?
 
     /// Profiles whose SPS carries chroma format, bit depths and scaling matrices (§7.3.2.1.1).
     static let highProfiles: Set<Int> = [100, 110, 122, 244, 44, 83, 86, 118, 128, 138, 139, 134, 135]
@@ -131,6 +136,28 @@ public struct H264SequenceParameterSet: Sendable, Hashable {
             throw corrupt("cropping \(cropLeft)+\(cropRight) x \(cropTop)+\(cropBottom) leaves nothing of the coded "
                           + "\(codedWidth)x\(codedHeight) picture")
         }
+        // The VUI only adds information: a damaged one costs the frame rate, not the SPS.
+        frameRate = (try? bits.flag("vui_parameters_present_flag")) == true ? try? Self.vuiFrameRate(&bits) : nil
+    }
+
+    /// Reads vui_parameters() (§E.1.1) up to the timing information.
+    private static func vuiFrameRate(_ bits: inout H264BitReader) throws -> Rational? {
+        if try bits.flag("aspect_ratio_info_present_flag"), try bits.bits(8, "aspect_ratio_idc") == 255 {
+            _ = try bits.bits(32, "sar_width and sar_height")
+        }
+        if try bits.flag("overscan_info_present_flag") { _ = try bits.flag("overscan_appropriate_flag") }
+        if try bits.flag("video_signal_type_present_flag") {
+            _ = try bits.bits(4, "video_format and video_full_range_flag")
+            if try bits.flag("colour_description_present_flag") { _ = try bits.bits(24, "colour description") }
+        }
+        if try bits.flag("chroma_loc_info_present_flag") {
+            _ = try bits.ue("chroma_sample_loc_type_top_field")
+            _ = try bits.ue("chroma_sample_loc_type_bottom_field")
+        }
+        guard try bits.flag("timing_info_present_flag") else { return nil }
+        let ticks = try bits.bits(32, "num_units_in_tick"), timeScale = try bits.bits(32, "time_scale")
+        guard ticks > 0, timeScale > 0 else { return nil }
+        return Rational(timeScale, 2 * ticks)
     }
 
     public init(parsing nalUnit: [UInt8], path: String = "SPS", offset: Int = 0) throws {

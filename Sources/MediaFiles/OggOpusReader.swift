@@ -15,6 +15,11 @@ import MediaCore
 /// that are not an Ogg page (or fail its CRC) are corrupt; a file that ends inside a page is
 /// truncated at that page. A file that simply stops after a whole page, without an end-of-stream
 /// flag (a recording cut short), ends cleanly there.
+///
+/// Damage after the headers does not end the stream: a page that fails its CRC, a missing page, or
+/// a page whose packets or granule position do not add up is skipped, counted in `damagedPages`
+/// (the first kept in `firstDamage`), and reading goes on at the next good page. The packets of the
+/// skipped page are missing from the timeline, so a decoder sees a gap in pts and can conceal it.
 public final class OggOpusReader {
     public let path: String
     public private(set) var header: OggOpusHeader
@@ -23,6 +28,10 @@ public final class OggOpusReader {
     public private(set) var comments: [String]
     public private(set) var serialNumber: Int32
     public private(set) var packetsRead = 0
+    /// Audio pages skipped because they were damaged or out of sequence.
+    public private(set) var damagedPages = 0
+    /// Why the first of them was skipped.
+    public private(set) var firstDamage: MediaFileError?
     /// File offset of the next page to read.
     public var byteOffset: Int { consumed }
 
@@ -33,6 +42,12 @@ public final class OggOpusReader {
     private var consumed = 0
     private var endOfFile = false
     private var endOfStream = false
+    /// Set once OpusHead and OpusTags are read: from then on damaged pages are skipped.
+    private var headersRead = false
+    /// A page was skipped, so the next one follows a gap already counted.
+    private var gapExpected = false
+    /// libogg is skipping bad bytes; set until it finds a good page.
+    private var skippingBytes = false
     /// The packets that completed on the current page, as libogg holds them (valid until the next
     /// page goes in), with their times in 48 kHz ticks; and the next one's index.
     private var pagePackets: [(bytes: UnsafeRawBufferPointer, pts: Int64, duration: Int64)] = []
@@ -63,6 +78,7 @@ public final class OggOpusReader {
         let tags = try readCommentHeader()
         vendor = tags.vendor
         comments = tags.comments
+        headersRead = true
     }
 
     deinit {
@@ -83,7 +99,11 @@ public final class OggOpusReader {
                 return nil
             }
             guard ogg_page_serialno(&page) == serialNumber else { continue }
-            try load(page, at: offset)
+            do {
+                try load(page, at: offset)
+            } catch let damage as MediaFileError {
+                skipDamagedPage(damage)
+            }
         }
         let packet = pagePackets[pageIndex]
         pageIndex += 1
@@ -142,10 +162,28 @@ public final class OggOpusReader {
 
     // MARK: - Audio pages
 
+    private func recordDamage(_ damage: MediaFileError) {
+        damagedPages += 1
+        if firstDamage == nil { firstDamage = damage }
+    }
+
+    /// Records `damage` and forgets whatever the page held, so the next page starts clean. The
+    /// sequence gap the next page will show is then expected, not counted again.
+    private func skipDamagedPage(_ damage: MediaFileError) {
+        recordDamage(damage)
+        gapExpected = true
+        pagePackets.removeAll(keepingCapacity: true)
+        pageIndex = 0
+        var packet = ogg_packet()
+        while ogg_stream_packetout(stream, &packet) != 0 {}
+        previousGranule = nil
+    }
+
     /// Takes the packets that complete on `page` and works out their times.
     private func load(_ page: ogg_page, at offset: Int) throws {
         var page = page
         try pageIn(page, at: offset)
+        defer { gapExpected = false }
         let last = ogg_page_eos(&page) != 0
         if last { endOfStream = true }
         var total = 0
@@ -154,7 +192,11 @@ public final class OggOpusReader {
             let status = ogg_stream_packetout(stream, &packet)
             if status == 0 { break }
             guard status > 0 else {
-                throw MediaFileError.corrupt(path: path, offset: offset, detail: "page sequence gap: a page is missing before this one")
+                // libogg drops what the missing page would have completed; this page's packets follow.
+                if !gapExpected {
+                    recordDamage(.corrupt(path: path, offset: offset, detail: "page sequence gap: a page is missing before this one"))
+                }
+                continue
             }
             let bytes = UnsafeRawBufferPointer(start: packet.packet, count: packet.bytes)
             guard let samples = OpusPacket.duration(bytes) else {
@@ -220,6 +262,7 @@ public final class OggOpusReader {
         while true {
             let result = ogg_sync_pageseek(sync, &page)
             if result > 0 {
+                skippingBytes = false
                 let offset = consumed
                 consumed += result
                 return (page, offset)
@@ -227,11 +270,18 @@ public final class OggOpusReader {
             if result < 0 {
                 // libogg has moved past the bad bytes; they are still in its buffer, `-result` bytes back.
                 let found = Array(unreturned(from: -result).prefix(4))
-                throw MediaFileError.corrupt(
+                let damage = MediaFileError.corrupt(
                     path: path, offset: consumed,
                     detail: Array(found) == Self.capture
                         ? "Ogg page fails its CRC or has a bad header"
                         : "not an Ogg page: \(quoted(found)) where \"OggS\" should be")
+                consumed -= result
+                // Once the headers are read, bad bytes between pages are skipped (see the type's comment).
+                guard headersRead else { throw damage }
+                // libogg skips ahead to the next "O" at a time: one run of bad bytes is one damage.
+                if !skippingBytes { skipDamagedPage(damage) }
+                skippingBytes = true
+                continue
             }
             if endOfFile {
                 let rest = unreturned

@@ -21,6 +21,9 @@ public final class OggOpusWriter {
     public let maxPageDuration: Int
     /// Audio packets written (including the one held back).
     public private(set) var packetsWritten = 0
+    /// Samples (48 kHz, per channel) of decoded audio the pages written so far stand for, pre-skip and
+    /// trimmed end taken off: after `close()`, the file's playing time.
+    public var samplesWritten: Int { Swift.max(0, Int(granule) - header.preSkip) }
 
     private let file: FileWriter
     private let stream: UnsafeMutablePointer<ogg_stream_state>
@@ -118,7 +121,7 @@ public final class OggOpusWriter {
         try withExtendedLifetime(packet) {
             try submit(packet.bytes, beginning: false, end: last, granule: end)
         }
-        granule += Int64(samples)
+        granule = end
         unpagedSamples += samples
         if last { return }
         // Pages libogg considers full, then a forced one when the page holds enough time.

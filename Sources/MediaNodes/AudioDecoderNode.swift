@@ -11,6 +11,8 @@ public final class AudioDecoderNode: MediaTransform {
     public let provider: any AudioDecoderProvider
     /// The raw format wanted downstream, if any (else the provider's first choice).
     public let preferredOutput: Caps?
+    /// Samples of encoder delay to drop from the start, as the container declares them (Ogg Opus pre-skip).
+    public let preSkip: Int
     private var decoder: (any AudioDecoder)?
     private var expectedPTS: MediaTime?
 
@@ -20,9 +22,11 @@ public final class AudioDecoderNode: MediaTransform {
     public private(set) var concealedSamples = 0
     public private(set) var firstError: String?
 
-    public init(_ provider: any AudioDecoderProvider, preferredOutput: Caps? = nil, name: String? = nil) {
+    public init(_ provider: any AudioDecoderProvider, preferredOutput: Caps? = nil, preSkip: Int = 0,
+                name: String? = nil) {
         self.provider = provider
         self.preferredOutput = preferredOutput
+        self.preSkip = preSkip
         self.name = name ?? "\(provider.codec.rawValue.lowercased())-decoder"
     }
 
@@ -37,7 +41,7 @@ public final class AudioDecoderNode: MediaTransform {
     }
 
     public func start(input: MediaFormat, output: MediaFormat, context: NodeContext) throws {
-        decoder = try provider.makeDecoder(input: input.audio!, output: output.audio!)
+        decoder = try provider.makeDecoder(input: input.audio!, output: output.audio!, preSkip: preSkip)
     }
 
     public func process(_ packet: EncodedFrame, into outbox: inout Outbox<AudioFrame>) throws {

@@ -95,3 +95,53 @@ public final class WAVFileSource: MediaSource {
         try pacer.next(clock: clock!) { try reader.next(maxSamples: samplesPerFrame) }
     }
 }
+
+/// Reads H.264 access units from a raw Annex-B `.h264` file. Such a file has no timestamps: access
+/// units are timed at `frameRate` (given, else the stream's VUI timing, else 25 fps; see `AnnexBReader`).
+public final class AnnexBFileSource: MediaSource {
+    public let name: String
+    public let reader: AnnexBReader
+    public let format: VideoFormat
+    private let pool = BufferPool(name: "h264")
+    private var pacer: SourcePacer<EncodedFrame>
+    private var clock: (any MediaClock)?
+
+    public init(path: String, frameRate: Rational? = nil, maxFrames: Int? = nil, pacing: Pacing = .asFastAsPossible,
+                name: String = "h264-reader") throws {
+        self.name = name
+        reader = try AnnexBReader(path: path, frameRate: frameRate)
+        format = VideoFormat(encoding: .compressed(.h264), width: reader.width, height: reader.height,
+                             frameRate: reader.frameRate)
+        pacer = SourcePacer(pacing: pacing, limit: maxFrames)
+    }
+
+    public func outputCaps() throws -> Caps { Caps(.video(format)) }
+    public func start(output: MediaFormat, context: NodeContext) throws { clock = context.clock }
+    public func produce() throws -> Production<EncodedFrame> { try pacer.next(clock: clock!) { try reader.next(pool: pool) } }
+}
+
+/// Reads the Opus packets of an Ogg Opus `.opus` file, timed in 48 kHz ticks with the pre-skip
+/// included; a decoder drops `preSkip` samples from the start (`AudioDecoderNode(preSkip:)`).
+public final class OggOpusFileSource: MediaSource {
+    public let name: String
+    public let reader: OggOpusReader
+    public let format: AudioFormat
+    private let pool = BufferPool(name: "opus")
+    private var pacer: SourcePacer<EncodedFrame>
+    private var clock: (any MediaClock)?
+
+    public init(path: String, maxFrames: Int? = nil, pacing: Pacing = .asFastAsPossible,
+                name: String = "opus-reader") throws {
+        self.name = name
+        reader = try OggOpusReader(path: path)
+        format = AudioFormat(encoding: .compressed(.opus), sampleRate: 48_000, channels: reader.header.channels)
+        pacer = SourcePacer(pacing: pacing, limit: maxFrames)
+    }
+
+    /// Samples (at 48 kHz) of encoder delay at the start of the stream.
+    public var preSkip: Int { reader.header.preSkip }
+
+    public func outputCaps() throws -> Caps { Caps(.audio(format)) }
+    public func start(output: MediaFormat, context: NodeContext) throws { clock = context.clock }
+    public func produce() throws -> Production<EncodedFrame> { try pacer.next(clock: clock!) { try reader.next(pool: pool) } }
+}

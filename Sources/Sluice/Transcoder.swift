@@ -2,7 +2,7 @@ import Glibc
 
 /// File formats Sluice reads and writes, chosen by file extension.
 public enum Container: String, Sendable, CaseIterable {
-    case y4m, ivf, wav
+    case y4m, ivf, h264, wav, opus
 
     public init(path: String) throws {
         let ext = path.split(separator: "/").last?.split(separator: ".").last.map { $0.lowercased() } ?? ""
@@ -12,9 +12,17 @@ public enum Container: String, Sendable, CaseIterable {
         self = container
     }
 
-    /// The codec a container holds when written by Sluice, or nil for raw containers.
-    public var defaultCodec: CodecName? { self == .ivf ? .vp8 : nil }
-    public var isVideo: Bool { self != .wav }
+    /// The codecs a file of this kind can hold, the default first; empty for raw media.
+    public var codecs: [CodecName] {
+        switch self {
+        case .y4m, .wav: return []
+        case .ivf: return [.vp8, .h264]
+        case .h264: return [.h264]
+        case .opus: return [.opus]
+        }
+    }
+
+    public var isVideo: Bool { self == .y4m || self == .ivf || self == .h264 }
 }
 
 /// What a transcode should do beyond the choice of files.
@@ -23,9 +31,10 @@ public struct TranscodeOptions: Sendable {
     public var codec: CodecName?
     /// Encoder provider to use, e.g. "libvpx"; defaults to the registry's preferred one.
     public var encoderName: String?
-    public var bitrate = 800_000
+    /// Target bitrate in bits per second; `nil` means 800 kbit/s for video, 64 kbit/s for audio.
+    public var bitrate: Int?
     public var keyframeInterval: Int?
-    /// Stop after this many frames.
+    /// Stop after this many frames (video) or blocks/packets (audio) of the input.
     public var maxFrames: Int?
     /// Codec worker threads.
     public var threads = 1
@@ -33,8 +42,18 @@ public struct TranscodeOptions: Sendable {
     public var size: (width: Int, height: Int)?
     /// Output frame rate; pictures are dropped or repeated by their timestamps to reach it.
     public var frameRate: Rational?
+    /// The frame rate of a raw `.h264` input, which has no timestamps; default: its SPS timing, else 25.
+    public var inputFrameRate: Rational?
+    /// Output sample rate; audio is resampled (speexdsp) when it differs. Opus output takes 8, 12,
+    /// 16, 24 or 48 kHz; other input rates are resampled to 48 kHz for it.
+    public var sampleRate: Int?
+    /// Output channel count (1 or 2 for Opus); mono and stereo are mixed into each other.
+    public var channels: Int?
 
     public init() {}
+
+    static let defaultVideoBitrate = 800_000
+    static let defaultAudioBitrate = 64_000
 }
 
 public enum TranscodeError: Error, CustomStringConvertible, Equatable {
@@ -51,8 +70,10 @@ public enum TranscodeError: Error, CustomStringConvertible, Equatable {
     }
 }
 
-/// A file-to-file pipeline: source, decoder if the input is compressed, encoder if the output is,
-/// sink. Formats are negotiated when it is made, so a bad combination fails before any work.
+/// A file-to-file pipeline: source, decoder if the input is compressed, conversion nodes where the
+/// formats differ (frame rate, picture size, sample rate and channels), encoder if the output is
+/// compressed, sink. Formats are negotiated when it is made, so a bad combination fails before any
+/// work.
 public final class Transcoder: @unchecked Sendable {
     public let input: String
     public let output: String
@@ -62,8 +83,8 @@ public final class Transcoder: @unchecked Sendable {
     public private(set) var expectedFrames: Int?
     /// The pool raw input pictures come from (Y4M input only).
     public private(set) var sourcePool: BufferPool?
-    private(set) var decoder: VideoDecoderNode?
-    private(set) var encoder: VideoEncoderNode?
+    private var decoderStatistics: () -> (corrupt: Int, skipped: Int, firstError: String?) = { (0, 0, nil) }
+    private var encoderKeyframes: () -> Int? = { nil }
     private var sinkName = ""
     private var firstNode: (any MediaNode)?
     private var lastNode: (any MediaNode)?
@@ -82,19 +103,27 @@ public final class Transcoder: @unchecked Sendable {
         guard from.isVideo == to.isVideo else {
             throw TranscodeError.incompatible("cannot transcode \(from.isVideo ? "video" : "audio") (\(input)) to \(to.isVideo ? "video" : "audio") (\(output))")
         }
+        let codec = try Self.outputCodec(options.codec, for: to, path: output)
         if from.isVideo {
-            try attachVideoOutput(to, from: try videoInput(from, registry: registry), registry: registry)
+            try attachVideoOutput(to, codec: codec, from: try videoInput(from, registry: registry), registry: registry)
         } else {
-            let source = try WAVFileSource(path: input, maxFrames: options.maxFrames)
-            let sink = WAVFileSink(path: output)
-            graph.add(sink, input: graph.add(source))
-            (firstNode, lastNode) = (source, source)
-            sinkName = sink.name
-            mediaSeconds = { Double(sink.samplesWritten) / Double(source.reader.format.sampleRate) }
+            // A WAV file made from compressed audio gets 16-bit samples, as ffmpeg writes them.
+            let (samples, format) = try audioInput(from, preferring: to == .wav ? .s16 : nil, registry: registry)
+            try attachAudioOutput(codec, from: samples, format: format, registry: registry)
         }
         try graph.build()
         inputFormat = firstNode.flatMap { graph.outputFormat(of: $0) }
         outputFormat = lastNode.flatMap { graph.outputFormat(of: $0) }
+    }
+
+    /// The codec to write: the one asked for if the container holds it, else the container's default.
+    static func outputCodec(_ asked: CodecName?, for container: Container, path: String) throws -> CodecName? {
+        guard let asked else { return container.codecs.first }
+        guard container.codecs.contains(asked) else {
+            let held = container.codecs.isEmpty ? "raw media only" : container.codecs.map(\.rawValue).joined(separator: " or ")
+            throw TranscodeError.incompatible("\(path): a .\(container.rawValue) file holds \(held), not \(asked)")
+        }
+        return asked
     }
 
     /// The absolute path without links, or nil when the file does not exist.
@@ -104,56 +133,146 @@ public final class Transcoder: @unchecked Sendable {
         return String(cString: resolved)
     }
 
+    /// Adds a conversion node after `port`; its output is then the one reported as the output format.
+    private func convert<Node: MediaTransform>(_ port: Port<Node.Input>, through node: Node) -> Port<Node.Output> {
+        lastNode = node
+        return graph.add(node, input: port)
+    }
+
+    // MARK: Video
+
     private func videoInput(_ container: Container, registry: CodecRegistry) throws -> Port<VideoFrame> {
-        if container == .y4m {
+        let compressed: (source: any MediaSource, port: Port<EncodedFrame>, codec: CodecName)
+        switch container {
+        case .y4m:
             let source = try Y4MFileSource(path: input, maxFrames: options.maxFrames)
             sourcePool = source.pool
             let format = source.reader.format
             let frameBytes = format.width * format.height + 2 * ((format.width + 1) / 2) * ((format.height + 1) / 2) + 6
             var info = stat()
-            if stat(input, &info) == 0 { expectedFrames = Int(info.st_size) / frameBytes }
-            expectedFrames = min(expectedFrames ?? .max, options.maxFrames ?? .max)
+            if stat(input, &info) == 0 { expectedFrames = min(Int(info.st_size) / frameBytes, options.maxFrames ?? .max) }
             (firstNode, lastNode) = (source, source)
             return graph.add(source)
+        case .ivf:
+            let source = try IVFFileSource(path: input, maxFrames: options.maxFrames)
+            if source.reader.header.frameCount > 0 {
+                expectedFrames = min(source.reader.header.frameCount, options.maxFrames ?? .max)
+            }
+            compressed = (source, graph.add(source), source.reader.header.codec)
+        case .h264:
+            let source = try AnnexBFileSource(path: input, frameRate: options.inputFrameRate, maxFrames: options.maxFrames)
+            compressed = (source, graph.add(source), .h264)
+        case .wav, .opus:
+            preconditionFailure("\(container) is not a video container")
         }
-        let source = try IVFFileSource(path: input, maxFrames: options.maxFrames)
-        if source.reader.header.frameCount > 0 {
-            expectedFrames = min(source.reader.header.frameCount, options.maxFrames ?? .max)
-        }
-        let decoder = VideoDecoderNode(try registry.videoDecoder(for: source.reader.header.codec), threads: options.threads)
-        self.decoder = decoder
-        (firstNode, lastNode) = (source, decoder)
-        return graph.add(decoder, input: graph.add(source))
+        let decoder = VideoDecoderNode(try registry.videoDecoder(for: compressed.codec), threads: options.threads)
+        decoderStatistics = { (decoder.corruptFrames, decoder.skippedFrames, decoder.firstError) }
+        (firstNode, lastNode) = (compressed.source, decoder)
+        return graph.add(decoder, input: compressed.port)
     }
 
-    private func attachVideoOutput(_ container: Container, from input: Port<VideoFrame>, registry: CodecRegistry) throws {
+    private func attachVideoOutput(_ container: Container, codec: CodecName?, from input: Port<VideoFrame>,
+                                   registry: CodecRegistry) throws {
         var pictures = input
-        if let rate = options.frameRate {
-            let node = try FrameRateNode(rate: rate)
-            pictures = graph.add(node, input: pictures)
-            lastNode = node
-        }
+        if let rate = options.frameRate { pictures = convert(pictures, through: try FrameRateNode(rate: rate)) }
         if let size = options.size {
-            let node = try VideoScalerNode(width: size.width, height: size.height)
-            pictures = graph.add(node, input: pictures)
-            lastNode = node
+            pictures = convert(pictures, through: try VideoScalerNode(width: size.width, height: size.height))
         }
-        if container == .y4m {
+        guard let codec else {
             let sink = Y4MFileSink(path: output)
             graph.add(sink, input: pictures)
             sinkName = sink.name
             return
         }
-        let codec = options.codec ?? container.defaultCodec!
-        let settings = VideoEncoderSettings(bitrate: options.bitrate, keyframeInterval: options.keyframeInterval,
-                                            threads: options.threads)
+        let settings = VideoEncoderSettings(bitrate: options.bitrate ?? TranscodeOptions.defaultVideoBitrate,
+                                            keyframeInterval: options.keyframeInterval, threads: options.threads)
         let encoder = VideoEncoderNode(try registry.videoEncoder(for: codec, named: options.encoderName), settings: settings)
-        let sink = IVFFileSink(path: output, codecs: [codec])
-        graph.add(sink, input: graph.add(encoder, input: pictures))
-        self.encoder = encoder
+        let encoded = graph.add(encoder, input: pictures)
+        if container == .h264 {
+            let sink = AnnexBFileSink(path: output)
+            graph.add(sink, input: encoded)
+            (sinkName, outputBytes) = (sink.name, { sink.bytesWritten })
+        } else {
+            let sink = IVFFileSink(path: output, codecs: [codec])
+            graph.add(sink, input: encoded)
+            (sinkName, outputBytes) = (sink.name, { sink.bytesWritten })
+        }
+        encoderKeyframes = { encoder.keyframes }
         lastNode = encoder
-        sinkName = sink.name
-        outputBytes = { sink.bytesWritten }
+    }
+
+    // MARK: Audio
+
+    /// The source (and decoder) of raw audio, and the format it will deliver. A decoder delivers the
+    /// wanted rate, channels and sample format itself where it can (libopus can).
+    private func audioInput(_ container: Container, preferring sampleFormat: SampleFormat?,
+                            registry: CodecRegistry) throws -> (Port<AudioFrame>, AudioFormat) {
+        if container == .wav {
+            let source = try WAVFileSource(path: input, maxFrames: options.maxFrames)
+            (firstNode, lastNode) = (source, source)
+            return (graph.add(source), source.reader.format)
+        }
+        let source = try OggOpusFileSource(path: input, maxFrames: options.maxFrames)
+        let provider = try registry.audioDecoder(for: .opus)
+        let offered = provider.outputCaps(for: source.format)
+        let wanted = Caps([.audio(sampleFormat.map { .exactly(.samples($0)) } ?? .any,
+                                  sampleRate: options.sampleRate.map { .exactly($0) } ?? .any,
+                                  channels: options.channels.map { .exactly($0) } ?? .any)])
+        let decodedFormat = offered.intersection(wanted).fixated?.audio ?? offered.fixated!.audio!
+        let decoder = AudioDecoderNode(provider, preferredOutput: Caps(.audio(decodedFormat)), preSkip: source.preSkip)
+        // Damaged pages the reader skipped count with the packets the decoder rejected: both are concealed.
+        decoderStatistics = { (decoder.corruptPackets + source.reader.damagedPages, 0,
+                               decoder.firstError ?? source.reader.firstDamage.map { "\($0)" }) }
+        (firstNode, lastNode) = (source, decoder)
+        return (graph.add(decoder, input: graph.add(source)), decodedFormat)
+    }
+
+    private func attachAudioOutput(_ codec: CodecName?, from input: Port<AudioFrame>, format: AudioFormat,
+                                   registry: CodecRegistry) throws {
+        let encoderProvider = try codec.map { try registry.audioEncoder(for: $0, named: options.encoderName) }
+        var target = format
+        target.sampleRate = options.sampleRate ?? format.sampleRate
+        target.channels = options.channels ?? format.channels
+        if let encoderProvider {
+            target = try Self.closestFormat(to: target, in: encoderProvider.inputCaps,
+                                            rateIsFixed: options.sampleRate != nil, channelsAreFixed: options.channels != nil)
+                ?? { throw TranscodeError.incompatible(
+                    "\(encoderProvider.name) cannot encode \(target.sampleRate) Hz, \(target.channels) channels "
+                    + "(it takes \(encoderProvider.inputCaps))") }()
+        }
+        let samples = target == format ? input : convert(input, through: AudioConvertNode(to: target))
+        guard let encoderProvider else {
+            let sink = WAVFileSink(path: output)
+            graph.add(sink, input: samples)
+            sinkName = sink.name
+            mediaSeconds = { Double(sink.samplesWritten) / Double(target.sampleRate) }
+            return
+        }
+        let settings = AudioEncoderSettings(bitrate: options.bitrate ?? TranscodeOptions.defaultAudioBitrate)
+        let encoder = AudioEncoderNode(encoderProvider, settings: settings)
+        let sink = OggOpusFileSink(path: output, preSkip: { encoder.preSkip })
+        graph.add(sink, input: graph.add(encoder, input: samples))
+        (sinkName, outputBytes) = (sink.name, { sink.bytesWritten })
+        mediaSeconds = { Double(sink.writer?.samplesWritten ?? 0) / 48_000 }
+        lastNode = encoder
+    }
+
+    /// `format` if `accepted` takes it; else the nearest format it takes, changing only what is not
+    /// fixed by the user: the rate to 48 kHz, the channels to stereo or mono, the samples to float or
+    /// 16-bit. Nil when nothing fits.
+    static func closestFormat(to format: AudioFormat, in accepted: Caps, rateIsFixed: Bool,
+                              channelsAreFixed: Bool) -> AudioFormat? {
+        let rates = rateIsFixed ? [format.sampleRate] : [format.sampleRate, 48_000]
+        let channelCounts = channelsAreFixed ? [format.channels] : [format.channels, min(format.channels, 2), 1]
+        for rate in rates {
+            for channels in channelCounts {
+                for encoding in [format.encoding, .samples(.f32), .samples(.s16)] {
+                    let candidate = AudioFormat(encoding: encoding, sampleRate: rate, channels: channels)
+                    if !accepted.intersection(Caps(.audio(candidate))).isEmpty { return candidate }
+                }
+            }
+        }
+        return nil
     }
 
     /// Frames written so far; safe to read from another thread while running.
@@ -173,10 +292,11 @@ public final class Transcoder: @unchecked Sendable {
     func summary(_ report: GraphReport) -> TranscodeSummary {
         let frames = report[sinkName]?.itemsIn ?? 0
         let duration = mediaSeconds?() ?? outputFormat?.video.map { Double(frames) / $0.frameRate.doubleValue } ?? 0
+        let decoding = decoderStatistics()
         return TranscodeSummary(frames: frames, mediaDuration: duration, elapsed: report.elapsed.seconds,
-                         outputPayloadBytes: outputBytes(), keyframes: encoder?.keyframes,
-                         corruptFrames: decoder?.corruptFrames ?? 0, skippedFrames: decoder?.skippedFrames ?? 0,
-                         firstDecodeError: decoder?.firstError)
+                         outputPayloadBytes: outputBytes(), keyframes: encoderKeyframes(),
+                         corruptFrames: decoding.corrupt, skippedFrames: decoding.skipped,
+                         firstDecodeError: decoding.firstError)
     }
 }
 

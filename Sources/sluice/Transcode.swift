@@ -10,37 +10,44 @@ struct Transcode: ParsableCommand {
         discussion: """
             The file extensions choose the formats:
               .y4m   raw I420 video (YUV4MPEG2)
-              .ivf   VP8 video in IVF
+              .ivf   VP8 (or H.264) video in IVF
+              .h264  H.264 video as a raw Annex-B byte stream
               .wav   PCM audio (16-bit or float)
-            Compressed input is decoded and compressed output encoded as needed.
+              .opus  Opus audio in Ogg
+            Any video format converts to any other, and any audio format to any other.
+            Compressed input is decoded and compressed output encoded as needed; pictures
+            are scaled and audio resampled where the formats differ.
             Progress goes to stderr, the summary to stdout. Ctrl-C stops cleanly:
             the output written so far stays a valid file.
 
             Examples:
               sluice transcode clip.y4m clip.ivf --bitrate 800k --keyint 60
-              sluice transcode clip.ivf clip.y4m --frames 100
-              sluice transcode clip.ivf small.ivf --size 320x180 --fps 15
+              sluice transcode clip.ivf clip.h264 --size 640x360 --fps 15
+              sluice transcode clip.h264 clip.y4m --frames 100
+              sluice transcode clip.y4m clip.h264 --encoder openh264
+              sluice transcode speech.wav speech.opus --bitrate 32k --sample-rate 16000
+              sluice transcode speech.opus speech.wav
             """)
 
-    @Argument(help: "The file to read (.y4m, .ivf, .wav).")
+    @Argument(help: "The file to read (.y4m, .ivf, .h264, .wav, .opus).")
     var input: String
 
-    @Argument(help: "The file to write (.y4m, .ivf, .wav).")
+    @Argument(help: "The file to write (.y4m, .ivf, .h264, .wav, .opus).")
     var output: String
 
-    @Option(help: "Output video codec (vp8). Default: the output container's.")
+    @Option(help: "Output codec (vp8, h264, opus). Default: the output container's (VP8 for .ivf).")
     var codec: String?
 
-    @Option(help: "Encoder implementation to use (libvpx). Default: the preferred one.")
+    @Option(help: "Encoder implementation: libvpx, x264 or openh264 (H.264), libopus. Default: the preferred one.")
     var encoder: String?
 
-    @Option(help: "Target bitrate, e.g. 500k, 2M.", transform: { text in
+    @Option(help: "Target bitrate, e.g. 500k, 2M. Default: 800k for video, 64k for audio.", transform: { text in
         guard let bps = TranscodeOptions.parseBitrate(text) else {
             throw ValidationError("bad bitrate '\(text)': use e.g. 800k, 2M or 500000")
         }
         return bps
     })
-    var bitrate: Int = 800_000
+    var bitrate: Int?
 
     @Option(help: "Maximum frames between keyframes. Default: the encoder's.")
     var keyint: Int?
@@ -57,13 +64,18 @@ struct Transcode: ParsableCommand {
     })
     var size: [Int]?
 
-    @Option(help: "Output frame rate, e.g. 15 or 30000/1001 (frames dropped or repeated).", transform: { text in
-        guard let rate = Rational(parsing: text), rate > Rational(0, 1) else {
-            throw ValidationError("bad frame rate '\(text)': use e.g. 15, 29.97 or 30000/1001")
-        }
-        return rate
-    })
+    @Option(help: "Output frame rate, e.g. 15 or 30000/1001 (frames dropped or repeated).", transform: parseFrameRate)
     var fps: Rational?
+
+    @Option(name: .customLong("input-fps"), help: "Frame rate of a raw .h264 input. Default: its SPS timing, else 25.",
+            transform: parseFrameRate)
+    var inputFPS: Rational?
+
+    @Option(help: "Output sample rate in Hz (audio is resampled). Default: the input's (48000 for Opus if the input's is not an Opus rate).")
+    var sampleRate: Int?
+
+    @Option(help: "Output channels, 1 or 2 (mixed down or up). Default: the input's.")
+    var channels: Int?
 
     @Option(help: "Codec worker threads. Default: the number of cores, at most 8.")
     var threads: Int = min(8, max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
@@ -75,6 +87,10 @@ struct Transcode: ParsableCommand {
         if let keyint, keyint < 1 { throw ValidationError("--keyint must be at least 1") }
         if let frames, frames < 1 { throw ValidationError("--frames must be at least 1") }
         if !(1...64).contains(threads) { throw ValidationError("--threads must be between 1 and 64") }
+        if let sampleRate, !(1_000...384_000).contains(sampleRate) {
+            throw ValidationError("--sample-rate must be between 1000 and 384000")
+        }
+        if let channels, !(1...2).contains(channels) { throw ValidationError("--channels must be 1 or 2") }
     }
 
     func run() throws {
@@ -87,6 +103,9 @@ struct Transcode: ParsableCommand {
         options.threads = threads
         options.size = size.map { ($0[0], $0[1]) }
         options.frameRate = fps
+        options.inputFrameRate = inputFPS
+        options.sampleRate = sampleRate
+        options.channels = channels
 
         let transcoder: Transcoder
         do {
@@ -126,8 +145,8 @@ struct Transcode: ParsableCommand {
         lines.append("  frames   \(summary.frames) (\(formatted(summary.mediaDuration)) s of media) in "
                      + "\(formatted(summary.elapsed)) s, \(formatted(summary.framesPerSecond, digits: 1)) fps")
         if summary.outputPayloadBytes > 0 {
-            lines.append("  bitrate  \(formatted(summary.bitrate / 1000, digits: 1)) kbit/s, "
-                         + "\(summary.outputPayloadBytes) bytes, \(summary.keyframes ?? 0) keyframes")
+            lines.append("  bitrate  \(formatted(summary.bitrate / 1000, digits: 1)) kbit/s, \(summary.outputPayloadBytes) bytes"
+                         + (summary.keyframes.map { ", \($0) keyframes" } ?? ""))
         }
         if summary.corruptFrames > 0 || summary.skippedFrames > 0 {
             lines.append("  errors   \(summary.corruptFrames) corrupt frames dropped, \(summary.skippedFrames) skipped "
@@ -135,6 +154,14 @@ struct Transcode: ParsableCommand {
         }
         return lines.joined(separator: "\n")
     }
+}
+
+/// A positive frame rate such as "15", "29.97" or "30000/1001".
+func parseFrameRate(_ text: String) throws -> Rational {
+    guard let rate = Rational(parsing: text), rate > Rational(0, 1) else {
+        throw ValidationError("bad frame rate '\(text)': use e.g. 15, 29.97 or 30000/1001")
+    }
+    return rate
 }
 
 /// `value` with exactly `digits` decimals.

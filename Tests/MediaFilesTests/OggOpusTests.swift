@@ -112,21 +112,45 @@ struct OggOpusTests {
             try TestSupport.ffmpeg(["-f", "lavfi", "-i", "sine=d=0.2", "-c:a", "flac", "-f", "ogg", path])
             expectCorrupt(at: Self.pageOffsets(try contents(of: path))[1], "Ogg FLAC", saying: "no OpusHead")
 
-            // A damaged byte in an audio page fails its CRC: corrupt at that page.
+        }
+    }
+
+    @Test("a damaged or missing audio page is skipped and counted; the packets after it keep their times")
+    func damagedAudioPages() throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            let path = dir.file("x.opus")
             try Self.ffmpegOpus(path, seconds: 3)
+            let original = try Self.readAll(try OggOpusReader(path: path))
             var bytes = try contents(of: path)
             let pages = Self.pageOffsets(bytes)
             try #require(pages.count >= 5)
+
+            func readDamaged(_ what: String, saying words: String) throws {
+                let reader = try OggOpusReader(path: path)
+                let packets = try Self.readAll(reader)
+                #expect(reader.damagedPages == 1, "\(what)")
+                guard case .corrupt(let file, let offset, let detail)? = reader.firstDamage else {
+                    Issue.record("\(what): \(String(describing: reader.firstDamage))")
+                    return
+                }
+                #expect(file == path && offset == pages[3] && detail.contains(words), "\(what): \(offset) \(detail)")
+                // The packets of page 3 are gone; every packet read is one of the original's, at its own time.
+                #expect(packets.count < original.count && packets.count > original.count / 2, "\(what)")
+                let originalTimes = Set(original.map(\.pts.value))
+                #expect(packets.allSatisfy { originalTimes.contains($0.pts.value) }, "\(what)")
+                #expect(packets.last?.pts == original.last?.pts, "\(what)")
+            }
+
+            // A damaged byte in an audio page fails its CRC.
             bytes[pages[3] + 60] ^= 0x20
             try write(bytes, to: path)
-            expectCorrupt(at: pages[3], "a flipped bit", saying: "CRC")
+            try readDamaged("a flipped bit", saying: "CRC")
 
-            // A missing page is a sequence gap.
-            bytes = try contents(of: path)
+            // A missing page is a sequence gap, noticed on the page after it.
             bytes[pages[3] + 60] ^= 0x20
             bytes.removeSubrange(pages[3]..<pages[4])
             try write(bytes, to: path)
-            expectCorrupt(at: pages[3], "a dropped page", saying: "missing")
+            try readDamaged("a dropped page", saying: "missing")
 
         }
     }
