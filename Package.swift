@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "CodecOpenH264", targets: ["CodecOpenH264"]),
         .library(name: "CodecOpus", targets: ["CodecOpus"]),
         .library(name: "MediaRTP", targets: ["MediaRTP"]),
+        .library(name: "MediaTransport", targets: ["MediaTransport"]),
         .executable(name: "sluice", targets: ["sluice"]),
         // The bare C library and its shims, for benchmarks that compare against it.
         .library(name: "CVPX", targets: ["CVPX"]),
@@ -76,6 +77,8 @@ let package = Package(
         // RTP and RTCP (RFC 3550 and its profiles): packets, payload formats, jitter buffer. Pure logic: no
         // graph, no sockets, no codec library.
         .target(name: "MediaRTP", dependencies: ["MediaCore"]),
+        // Sockets: UDP over the POSIX calls, for RTP sessions.
+        .target(name: "MediaTransport", dependencies: ["MediaCore"]),
         // Picture scaling (libyuv), frame-rate conversion, audio resampling (speexdsp) and mixing.
         .target(name: "MediaConvert", dependencies: ["MediaCore", "CYUV", "CSpeexDSP"]),
         // Graph adapters: file sources/sinks, codec and conversion nodes.
@@ -99,6 +102,7 @@ let package = Package(
         .testTarget(name: "CodecOpenH264Tests", dependencies: ["CodecOpenH264", "TestSupport"]),
         .testTarget(name: "CodecOpusTests", dependencies: ["CodecOpus", "MediaFiles", "TestSupport"]),
         .testTarget(name: "MediaRTPTests", dependencies: ["MediaRTP", "TestSupport"]),
+        .testTarget(name: "MediaTransportTests", dependencies: ["MediaTransport"]),
         .testTarget(name: "SluiceTests", dependencies: ["Sluice", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,99 @@
+import Glibc
+import MediaCore
+import Testing
+
+@testable import MediaTransport
+
+@Suite struct SocketAddressTests {
+    @Test(arguments: [
+        ("127.0.0.1:5004", "127.0.0.1", UInt16(5004), false),
+        ("[::1]:6000", "::1", 6000, true),
+        ("0.0.0.0:0", "0.0.0.0", 0, false),
+    ])
+    func parses(text: String, host: String, port: UInt16, isIPv6: Bool) throws {
+        let address = try SocketAddress(parsing: text)
+        #expect(address.host == host && address.port == port && address.isIPv6 == isIPv6)
+        #expect(try SocketAddress(parsing: address.description) == address)
+    }
+
+    @Test(arguments: ["127.0.0.1", "127.0.0.1:", ":5004", "127.0.0.1:65536", "::1:5004", "[::1]5004", "[::1", "a:b"])
+    func refusesWhatIsNotHostColonPort(text: String) {
+        #expect(throws: SocketError.invalidAddress(text)) { try SocketAddress(parsing: text) }
+    }
+
+    @Test func namesResolveOnce() throws {
+        let address = try SocketAddress(parsing: "localhost:7")
+        #expect(["127.0.0.1", "::1"].contains(address.host) && address.port == 7)
+    }
+
+    @Test func unresolvableHostSaysSo() {
+        #expect {
+            try SocketAddress(parsing: "no-such-host.invalid:5004")
+        } throws: { error in
+            guard case SocketError.unresolved(host: "no-such-host.invalid", _)? = error as? SocketError else { return false }
+            return true
+        }
+    }
+}
+
+@Suite struct UDPSocketTests {
+    static let loopback = try! SocketAddress(parsing: "127.0.0.1:0")
+
+    @Test func datagramsTravelOverLoopbackWithTheirSender() throws {
+        let a = try UDPSocket(bindingTo: Self.loopback), b = try UDPSocket(bindingTo: Self.loopback)
+        #expect(a.localAddress.port != 0 && a.localAddress.port != b.localAddress.port)
+        var buffer = [UInt8](repeating: 0, count: 1500)
+        for size in [1, 172, 1200, 1472] {
+            let payload = (0..<size).map { UInt8(truncatingIfNeeded: $0 * 7 + size) }
+            try payload.withUnsafeBytes { try a.send($0, to: b.localAddress) }
+            let received = try buffer.withUnsafeMutableBytes { try b.receive(into: $0, timeout: .seconds(2)) }
+            let datagram = try #require(received)
+            #expect(datagram.count == size && !datagram.truncated && datagram.from == a.localAddress)
+            #expect(Array(buffer.prefix(size)) == payload)
+        }
+    }
+
+    @Test func receiveTimesOutWithNil() throws {
+        let socket = try UDPSocket(bindingTo: Self.loopback)
+        var buffer = [UInt8](repeating: 0, count: 100)
+        let start = SystemClock().now
+        let received = try buffer.withUnsafeMutableBytes { try socket.receive(into: $0, timeout: .seconds(0.05)) }
+        let waited = (SystemClock().now - start).seconds
+        #expect(received == nil)
+        #expect(waited >= 0.045 && waited < 1, "waited \(waited) s")
+    }
+
+    @Test func aLongDatagramIsCutAndSaysSo() throws {
+        let a = try UDPSocket(bindingTo: Self.loopback), b = try UDPSocket(bindingTo: Self.loopback)
+        try [UInt8](repeating: 9, count: 1000).withUnsafeBytes { try a.send($0, to: b.localAddress) }
+        var small = [UInt8](repeating: 0, count: 100)
+        let received = try #require(try small.withUnsafeMutableBytes { try b.receive(into: $0, timeout: .seconds(2)) })
+        #expect(received.count == 100 && received.truncated)
+    }
+
+    @Test func aPortInUseIsNamedByItsErrno() throws {
+        let first = try UDPSocket(bindingTo: Self.loopback)
+        #expect(throws: SocketError.system(operation: "bind to \(first.localAddress)", errno: EADDRINUSE)) {
+            try UDPSocket(bindingTo: first.localAddress)
+        }
+    }
+
+    @Test func aClosedSocketRefusesWork() throws {
+        let socket = try UDPSocket(bindingTo: Self.loopback)
+        socket.close()
+        socket.close()
+        #expect(throws: SocketError.closed) { try [UInt8](repeating: 0, count: 4).withUnsafeBytes { try socket.send($0, to: Self.loopback) } }
+    }
+
+    @Test func ipv6Loopback() throws {
+        guard let any6 = try? SocketAddress(parsing: "[::1]:0"), let a = try? UDPSocket(bindingTo: any6) else {
+            print("IPv6 loopback unavailable here; skipped")
+            return
+        }
+        let b = try UDPSocket(bindingTo: any6)
+        try [UInt8]([1, 2, 3]).withUnsafeBytes { try a.send($0, to: b.localAddress) }
+        var buffer = [UInt8](repeating: 0, count: 16)
+        let received = try #require(try buffer.withUnsafeMutableBytes { try b.receive(into: $0, timeout: .seconds(2)) })
+        #expect(received.count == 3 && received.from.isIPv6 && received.from.port == a.localAddress.port)
+    }
+}
