@@ -278,3 +278,73 @@ struct InteropFailure: Error, CustomStringConvertible {
         try expectSameVP8Frames(Self.frames(packets), Array(try PayloadRoundTripTests.vp8Frames().prefix(25)), "ffmpeg rtp VP8")
     }
 }
+
+/// The other way: what our packetizers send, received by GStreamer's depayloaders.
+@Suite struct PayloadInteropSendTests {
+    /// `packets` as RTP packets (RFC 3550 §5.1 header: V=2, PT 96, SSRC 0x51C3) in RFC 4571 framing.
+    static func rtpStream(_ frames: [(packets: [TestPacket], timestamp: UInt32)]) -> Data {
+        var stream = Data()
+        for (packets, timestamp) in frames {
+            for packet in packets {
+                let length = 12 + packet.payload.count
+                stream.append(contentsOf: [UInt8(length >> 8), UInt8(length & 0xFF)])
+                stream.append(contentsOf: [0x80, (packet.marker ? 0x80 : 0) | 96,
+                                           UInt8(packet.sequenceNumber >> 8), UInt8(packet.sequenceNumber & 0xFF)])
+                stream.append(contentsOf: withUnsafeBytes(of: timestamp.bigEndian) { Array($0) })
+                stream.append(contentsOf: [0, 0, 0x51, 0xC3])
+                stream.append(contentsOf: packet.payload)
+            }
+        }
+        return stream
+    }
+
+    /// Packetizes `frames` and has GStreamer depayload them with `depayloader`; its output file's bytes.
+    static func throughGStreamer<P: RTPPacketizer>(_ frames: [EncodedFrame], _ packetizer: inout P, encodingName: String,
+                                                   depayloader: [String]) throws -> [UInt8] {
+        var sent: [(packets: [TestPacket], timestamp: UInt32)] = []
+        var sequence: UInt16 = 65_500
+        for frame in frames {
+            let packets = try packetize(frame, with: &packetizer, firstSequence: sequence)
+            sequence &+= UInt16(packets.count)
+            sent.append((packets, P.rtpTimestamp(of: frame.pts, offset: 0x1234_5678)))
+        }
+        return try TestSupport.withTemporaryDirectory { folder in
+            let input = folder.file("in.rtp"), output = folder.file("out.bin")
+            try rtpStream(sent).write(to: URL(fileURLWithPath: input))
+            try TestSupport.runChecked("gst-launch-1.0", [
+                "-q", "filesrc", "location=\(input)", "!",
+                "application/x-rtp-stream,media=video,clock-rate=90000,encoding-name=\(encodingName),payload=96", "!",
+                "rtpstreamdepay", "!"] + depayloader + ["!", "filesink", "location=\(output)"])
+            return [UInt8](try Data(contentsOf: URL(fileURLWithPath: output)))
+        }
+    }
+
+    @Test(arguments: [
+        (H264Packetizer.PacketizationMode.nonInterleaved, 1200, H264Packetizer.Aggregation.all),
+        (.nonInterleaved, 100, .nonVCL),
+        (.singleNALUnit, 65_000, .none),
+    ])
+    func rtph264depayReadsOurH264(mode: H264Packetizer.PacketizationMode, maxPayloadSize: Int,
+                                  aggregation: H264Packetizer.Aggregation) throws {
+        let accessUnits = try PayloadRoundTripTests.x264AccessUnits()
+        var packetizer = try H264Packetizer(mode: mode, maxPayloadSize: maxPayloadSize, aggregation: aggregation)
+        let received = try Self.throughGStreamer(
+            accessUnits, &packetizer, encodingName: "H264",
+            depayloader: ["rtph264depay", "!", "video/x-h264,stream-format=byte-stream,alignment=au"])
+        // The same NAL units in the same order (rtph264depay may add access unit delimiters).
+        let notDelimiter: ([UInt8]) -> Bool = { $0[0] & 0x1F != 9 }
+        let expected = accessUnits.flatMap { PayloadRoundTripTests.nalUnits(Array($0.bytes)) }
+        let got = PayloadRoundTripTests.nalUnits(received).filter(notDelimiter)
+        #expect(got.count == expected.count)
+        #expect(got == expected)
+    }
+
+    @Test(arguments: [(1200, VP8Packetizer.PictureIDMode.fifteenBit), (200, .sevenBit), (50, .none)])
+    func rtpvp8depayReadsOurVP8(maxPayloadSize: Int, pictureIDMode: VP8Packetizer.PictureIDMode) throws {
+        let frames = try PayloadRoundTripTests.vp8Frames()
+        var packetizer = try VP8Packetizer(maxPayloadSize: maxPayloadSize, pictureIDMode: pictureIDMode, firstPictureID: 32_700)
+        let received = try Self.throughGStreamer(frames, &packetizer, encodingName: "VP8", depayloader: ["rtpvp8depay"])
+        // rtpvp8depay hands out whole frames; written one after the other they are the IVF's frames.
+        #expect(received == frames.flatMap { Array($0.bytes) })
+    }
+}
