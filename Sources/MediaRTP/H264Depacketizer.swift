@@ -6,7 +6,10 @@ import MediaCore
 /// Reads single NAL unit packets (types 1-23, §5.6), STAP-A (24, §5.7.1) and FU-A (28, §5.8).
 /// STAP-B, MTAP16, MTAP24 and FU-B (25, 26, 27, 29) belong to the interleaved mode and are refused
 /// as unsupported; types 0, 30 and 31 are reserved. An access unit is a keyframe when it carries an
-/// IDR slice (NAL unit type 5); parameter sets alone do not make one.
+/// IDR slice (NAL unit type 5); parameter sets alone do not make one. NAL units whose F bit is set
+/// (§5.3: may contain errors) are passed on as they are, for the decoder to judge. A STAP-A must be
+/// filled exactly by its aggregation units: a trailing byte is `.h264AggregationSizeTruncated`, where
+/// pion keeps the units before it.
 public struct H264Depacketizer: RTPDepacketizer {
     public static let codec = CodecName.h264
     public static let clockRate = 90_000
