@@ -1,0 +1,139 @@
+import MediaCore
+
+/// Cuts VP8 frames into RTP payloads (RFC 7741 §4): each payload is a payload descriptor (§4.2)
+/// and as many of the frame's bytes as fit in `maxPayloadSize`, in order. The first payload of a
+/// frame has S = 1 and PID = 0 (partitions are not told apart: PID stays 0, which §4.2 allows); the
+/// last carries the marker bit (§4.1). A PictureID, 15 bits unless configured otherwise, counts frames
+/// and wraps.
+public struct VP8Packetizer: RTPPacketizer {
+    public static let codec = CodecName.vp8
+    /// The VP8 RTP clock rate (RFC 7741 §4.1).
+    public static let clockRate = 90_000
+
+    /// Whether payloads carry a PictureID, and how wide.
+    public enum PictureIDMode: Sendable, Hashable {
+        case none
+        case sevenBit
+        case fifteenBit
+    }
+
+    public let maxPayloadSize: Int
+    public let pictureIDMode: PictureIDMode
+    /// The PictureID the next frame gets.
+    public private(set) var nextPictureID: UInt16
+
+    private var frame: EncodedFrame?
+    private var offset = 0
+    private var descriptor = VP8PayloadDescriptor()
+
+    /// - Parameter firstPictureID: the first frame's PictureID (taken modulo the PictureID's range).
+    ///   A sender starts from a random one, so that a restarted stream does not repeat old numbers.
+    public init(maxPayloadSize: Int = 1200, pictureIDMode: PictureIDMode = .fifteenBit,
+                firstPictureID: UInt16 = 0) throws(RTPPayloadError) {
+        let template = Self.descriptor(pictureIDMode, 0)
+        let minimum = template.byteCount + 1
+        guard maxPayloadSize >= minimum else { throw .maxPayloadSizeTooSmall(maxPayloadSize, minimum: minimum) }
+        self.maxPayloadSize = maxPayloadSize
+        self.pictureIDMode = pictureIDMode
+        nextPictureID = firstPictureID & Self.pictureIDMask(pictureIDMode)
+    }
+
+    public mutating func startFrame(_ frame: EncodedFrame) throws(RTPPayloadError) {
+        self.frame = nil
+        guard frame.codec == Self.codec else { throw .wrongCodec(frame.codec) }
+        guard frame.byteCount > 0 else { throw .emptyFrame }
+        descriptor = Self.descriptor(pictureIDMode, nextPictureID)
+        descriptor.startsPartition = true
+        nextPictureID = (nextPictureID &+ 1) & Self.pictureIDMask(pictureIDMode)
+        offset = 0
+        self.frame = frame
+    }
+
+    public mutating func nextPayload(into buffer: UnsafeMutableRawBufferPointer) throws(RTPPayloadError) -> PacketizedPayload? {
+        guard let frame else { return nil }
+        let bytes = frame.bytes
+        let headerCount = descriptor.byteCount
+        let count = min(bytes.count - offset, maxPayloadSize - headerCount)
+        guard buffer.count >= headerCount + count else {
+            throw .outputTooSmall(needed: headerCount + count, available: buffer.count)
+        }
+        try descriptor.write(into: buffer)
+        FrameAssembly.copy(bytes.slice(offset..<(offset + count)), to: buffer, at: headerCount)
+        offset += count
+        descriptor.startsPartition = false
+        let isLast = offset == bytes.count
+        if isLast { self.frame = nil }
+        return PacketizedPayload(byteCount: headerCount + count, isLast: isLast, marker: isLast)
+    }
+
+    private static func pictureIDMask(_ mode: PictureIDMode) -> UInt16 { mode == .sevenBit ? 0x7F : 0x7FFF }
+
+    private static func descriptor(_ mode: PictureIDMode, _ pictureID: UInt16) -> VP8PayloadDescriptor {
+        switch mode {
+        case .none: return VP8PayloadDescriptor()
+        case .sevenBit: return VP8PayloadDescriptor(pictureID: .sevenBit(UInt8(pictureID & 0x7F)))
+        case .fifteenBit: return VP8PayloadDescriptor(pictureID: .fifteenBit(pictureID & 0x7FFF))
+        }
+    }
+}
+
+/// Puts VP8 RTP payloads back together into frames (RFC 7741 §4): strips each payload descriptor
+/// and joins the VP8 data. A frame begins with the payload that starts partition 0 (S = 1, PID = 0);
+/// it is a key frame when the P bit of its first byte (the VP8 payload header, §4.3) is 0. All
+/// payloads of a frame must carry the same PictureID, which the frame reports.
+public struct VP8Depacketizer: RTPDepacketizer {
+    public static let codec = CodecName.vp8
+    public static let clockRate = 90_000
+
+    private var assembly = FrameAssembly()
+    private var pictureID: VP8PayloadDescriptor.PictureID?
+    private var isKeyframe = false
+
+    public init() {}
+
+    public func inspect(_ payload: UnsafeRawBufferPointer) throws(RTPPayloadError) -> RTPPayloadInfo {
+        try inspect(payload, descriptor: VP8PayloadDescriptor(parsing: payload))
+    }
+
+    private func inspect(_ payload: UnsafeRawBufferPointer, descriptor: VP8PayloadDescriptor) throws(RTPPayloadError) -> RTPPayloadInfo {
+        let headerCount = descriptor.byteCount
+        let startsFrame = descriptor.startsFrame
+        if startsFrame && payload.count == headerCount { throw .vp8PayloadHeaderMissing }
+        return RTPPayloadInfo(startsFrame: startsFrame, isKeyframe: startsFrame && payload[headerCount] & 0x01 == 0,
+                              mediaByteCount: payload.count - headerCount)
+    }
+
+    public mutating func startFrame() {
+        assembly = FrameAssembly()
+        pictureID = nil
+        isKeyframe = false
+    }
+
+    public mutating func append(_ payload: UnsafeRawBufferPointer, sequenceNumber: UInt16, marker: Bool,
+                                into output: UnsafeMutableRawBufferPointer) throws(RTPPayloadError) {
+        let descriptor = try VP8PayloadDescriptor(parsing: payload)
+        let info = try inspect(payload, descriptor: descriptor)
+        try assembly.check(sequenceNumber: sequenceNumber, adding: info.mediaByteCount, to: output)
+        if assembly.packetCount == 0 {
+            guard info.startsFrame else { throw .vp8FrameStartMissing }
+        } else {
+            guard !info.startsFrame else { throw .vp8UnexpectedFrameStart }
+            guard descriptor.pictureID?.value == pictureID?.value else {
+                throw .vp8PictureIDMismatch(expected: pictureID?.value, received: descriptor.pictureID?.value)
+            }
+        }
+        FrameAssembly.copy(payload.slice(descriptor.byteCount..<payload.count), to: output, at: assembly.byteCount)
+        if assembly.packetCount == 0 {
+            pictureID = descriptor.pictureID
+            isKeyframe = info.isKeyframe
+        }
+        assembly.accept(sequenceNumber: sequenceNumber, endsFrame: marker, added: info.mediaByteCount)
+    }
+
+    public mutating func finishFrame() throws(RTPPayloadError) -> RTPFrameInfo {
+        defer { startFrame() }
+        guard assembly.packetCount > 0 else { throw .emptyFrame }
+        return RTPFrameInfo(byteCount: assembly.byteCount, isKeyframe: isKeyframe, pictureID: pictureID?.value,
+                            packetCount: assembly.packetCount)
+    }
+}
