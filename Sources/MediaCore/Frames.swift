@@ -28,18 +28,33 @@ public struct PlaneLayout: Sendable, Hashable {
     /// Bytes the whole picture needs.
     public let byteCount: Int
 
+    /// The layout of a `width`x`height` picture whose rows start `rowAlignment` bytes apart at least
+    /// (1 packs rows tightly, as raw video files and ffmpeg's `rawvideo` do).
+    ///
+    /// Odd sizes are allowed. Subsampled chroma rounds up (a 5x3 I420 picture has 3x2 chroma), and the
+    /// packed 4:2:2 formats, 2 bytes a pixel, round the width up to even: an odd-width row ends with
+    /// one padding pixel.
     public init(_ pixelFormat: PixelFormat, width: Int, height: Int, rowAlignment: Int = 32) {
         func aligned(_ n: Int) -> Int { (n + rowAlignment - 1) / rowAlignment * rowAlignment }
+        let chromaWidth = (width + 1) / 2, chromaRows = (height + 1) / 2
+        let luma = Plane(offset: 0, stride: aligned(width), width: width, rows: height)
+        let unused = Plane(offset: 0, stride: 0, width: 0, rows: 0)
         switch pixelFormat {
         case .i420:
-            let chromaWidth = (width + 1) / 2, chromaRows = (height + 1) / 2
-            let y = Plane(offset: 0, stride: aligned(width), width: width, rows: height)
-            let u = Plane(offset: y.stride * height, stride: aligned(chromaWidth), width: chromaWidth, rows: chromaRows)
+            let u = Plane(offset: luma.stride * height, stride: aligned(chromaWidth), width: chromaWidth, rows: chromaRows)
             let v = Plane(offset: u.offset + u.stride * chromaRows, stride: u.stride, width: chromaWidth, rows: chromaRows)
-            planes = (y, u, v)
-            planeCount = 3
-            byteCount = v.offset + v.stride * chromaRows
+            planes = (luma, u, v)
+        case .nv12:
+            let uv = Plane(offset: luma.stride * height, stride: aligned(2 * chromaWidth), width: 2 * chromaWidth,
+                           rows: chromaRows)
+            planes = (luma, uv, unused)
+        case .yuy2, .uyvy:
+            planes = (Plane(offset: 0, stride: aligned(4 * chromaWidth), width: 4 * chromaWidth, rows: height),
+                      unused, unused)
         }
+        planeCount = pixelFormat.planeCount
+        let last = planeCount == 3 ? planes.2 : planeCount == 2 ? planes.1 : planes.0
+        byteCount = last.offset + last.stride * last.rows
     }
 
     public subscript(index: Int) -> Plane {

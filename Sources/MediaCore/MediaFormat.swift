@@ -21,8 +21,23 @@ public struct CodecName: RawRepresentable, Hashable, Comparable, Sendable, Expre
 public enum PixelFormat: String, Hashable, Comparable, Sendable, CaseIterable {
     /// 8-bit planar Y, U, V with both chroma planes subsampled 2x2 (4:2:0).
     case i420 = "I420"
+    /// 8-bit planar Y, then one plane of interleaved U and V samples (U first), subsampled 2x2 (4:2:0).
+    case nv12 = "NV12"
+    /// 8-bit packed 4:2:2 in one plane, each pair of pixels as Y0 U Y1 V (also called YUYV).
+    case yuy2 = "YUY2"
+    /// 8-bit packed 4:2:2 in one plane, each pair of pixels as U Y0 V Y1.
+    case uyvy = "UYVY"
 
     public static func < (a: PixelFormat, b: PixelFormat) -> Bool { a.rawValue < b.rawValue }
+
+    /// Planes in a picture of this format (see `PlaneLayout`).
+    public var planeCount: Int {
+        switch self {
+        case .i420: return 3
+        case .nv12: return 2
+        case .yuy2, .uyvy: return 1
+        }
+    }
 }
 
 /// Layouts of raw audio samples; channels are always interleaved.

@@ -71,6 +71,37 @@ import Testing
         #expect(layout.byteCount == 64 * 17 + 2 * 32 * 9)
     }
 
+    @Test func nv12LayoutInterleavesChromaInOnePlane() {
+        let layout = PlaneLayout(.nv12, width: 33, height: 17)
+        #expect(layout.planeCount == 2)
+        #expect(layout[0] == Plane(offset: 0, stride: 64, width: 33, rows: 17))
+        // 17 U and 17 V samples a row, interleaved: 34 bytes, for 9 rows.
+        #expect(layout[1] == Plane(offset: 64 * 17, stride: 64, width: 34, rows: 9))
+        #expect(layout.byteCount == 64 * 17 + 64 * 9)
+        let tight = PlaneLayout(.nv12, width: 6, height: 4, rowAlignment: 1)
+        #expect(tight.byteCount == 6 * 4 + 6 * 2)
+    }
+
+    @Test(arguments: [PixelFormat.yuy2, .uyvy])
+    func packed422LayoutIsOnePlaneOfTwoBytesAPixelRoundedToEvenWidth(format: PixelFormat) {
+        let odd = PlaneLayout(format, width: 33, height: 17)
+        #expect(odd.planeCount == 1)
+        #expect(odd[0] == Plane(offset: 0, stride: 96, width: 68, rows: 17))  // 34 pixels x 2 bytes
+        #expect(odd.byteCount == 96 * 17)
+        let tight = PlaneLayout(format, width: 4, height: 3, rowAlignment: 1)
+        #expect(tight[0] == Plane(offset: 0, stride: 8, width: 8, rows: 3))
+        #expect(tight.byteCount == 24)
+    }
+
+    @Test func everyPixelFormatHasAsManyPlanesAsItsLayout() {
+        for format in PixelFormat.allCases {
+            let layout = PlaneLayout(format, width: 8, height: 8, rowAlignment: 1)
+            #expect(layout.planeCount == format.planeCount)
+            let samples = (0..<layout.planeCount).map { layout[$0].width * layout[$0].rows }.reduce(0, +)
+            #expect(samples == (format == .i420 || format == .nv12 ? 96 : 128), "\(format)")
+        }
+    }
+
     @Test func poolRecyclesStorageOnceFramesAreDropped() {
         let pool = BufferPool(name: "test")
         for i in 0..<100 {

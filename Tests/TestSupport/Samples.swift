@@ -30,31 +30,35 @@ public enum Samples {
                       pool: pool)
     }
 
-    /// The first `count` pictures of packed I420 `raw`.
-    public static func unpackAll(_ raw: Data, count: Int, width: Int, height: Int, pool: BufferPool) throws -> [VideoFrame] {
-        let size = packedSize(width: width, height: height)
+    /// The first `count` tightly packed pictures of `raw`.
+    public static func unpackAll(_ raw: Data, pixelFormat: PixelFormat = .i420, count: Int, width: Int, height: Int,
+                                 pool: BufferPool) throws -> [VideoFrame] {
+        let size = packedSize(pixelFormat, width: width, height: height)
         guard raw.count >= size * count else {
             throw FixtureError(description: "\(raw.count) bytes of raw video, \(size * count) needed")
         }
         return (0..<count).map { index in
             raw.withUnsafeBytes { bytes in
                 unpack(UnsafeRawBufferPointer(rebasing: bytes[(index * size)..<((index + 1) * size)]),
-                       width: width, height: height, index: index, pool: pool)
+                       pixelFormat: pixelFormat, width: width, height: height, index: index, pool: pool)
             }
         }
     }
 
-    public static func packedSize(width: Int, height: Int) -> Int {
-        width * height + 2 * ((width + 1) / 2) * ((height + 1) / 2)
+    /// Bytes of one tightly packed picture (ffmpeg's `rawvideo` layout).
+    public static func packedSize(_ pixelFormat: PixelFormat = .i420, width: Int, height: Int) -> Int {
+        PlaneLayout(pixelFormat, width: width, height: height, rowAlignment: 1).byteCount
     }
 
-    /// A frame holding a copy of packed I420 bytes, with pts `index` frames.
-    public static func unpack(_ bytes: UnsafeRawBufferPointer, width: Int, height: Int, index: Int,
-                       pool: BufferPool) -> VideoFrame {
-        let frame = VideoFrame(width: width, height: height, pts: MediaTime(Int64(index), timebase: timebase),
-                               duration: MediaTime(1, timebase: timebase), pool: pool)
+    /// A frame holding a copy of one tightly packed picture (planes one after the other, rows without
+    /// padding, as in ffmpeg's `rawvideo`), with pts `index` frames.
+    public static func unpack(_ bytes: UnsafeRawBufferPointer, pixelFormat: PixelFormat = .i420, width: Int,
+                              height: Int, index: Int, pool: BufferPool) -> VideoFrame {
+        let frame = VideoFrame(pixelFormat: pixelFormat, width: width, height: height,
+                               pts: MediaTime(Int64(index), timebase: timebase), duration: MediaTime(1, timebase: timebase),
+                               pool: pool)
         var offset = 0
-        for plane in 0..<3 {
+        for plane in 0..<frame.layout.planeCount {
             for row in 0..<frame.layout[plane].rows {
                 let line = frame.row(row, ofPlane: plane)
                 line.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + line.count)]))
