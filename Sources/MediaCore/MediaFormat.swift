@@ -15,6 +15,9 @@ public struct CodecName: RawRepresentable, Hashable, Comparable, Sendable, Expre
     /// PPS (types 7 and 8) in front of its slices, in the same `EncodedFrame`.
     public static let h264: CodecName = "H264"
     public static let opus: CodecName = "OPUS"
+    /// Motion JPEG. An `EncodedFrame` of this codec holds ONE whole JPEG picture (SOI to EOI, ITU-T
+    /// T.81), as UVC cameras deliver; every frame is a keyframe.
+    public static let mjpeg: CodecName = "MJPEG"
 }
 
 /// Layouts of raw pictures.

@@ -84,3 +84,53 @@ import TestSupport
         }
     }
 }
+
+/// Hands out compressed frames of one format.
+final class EncodedFramesSource: MediaSource {
+    let name = "camera"
+    let format: VideoFormat
+    var frames: [EncodedFrame]
+    init(_ frames: [EncodedFrame], format: VideoFormat) {
+        self.frames = frames
+        self.format = format
+    }
+    func outputCaps() throws -> Caps { Caps(.video(format)) }
+    func start(output: MediaFormat, context: NodeContext) throws {}
+    func produce() throws -> Production<EncodedFrame> { frames.isEmpty ? .end : .item(frames.removeFirst()) }
+}
+
+/// A camera's MJPEG stream through the built-in registry's decoder in a graph.
+@Suite struct MJPEGGraphTests {
+    /// Camera-style 4:2:2 JPEGs (GStreamer's libjpeg writes the sampling factors cameras use), one
+    /// damaged in the middle: the decoder node drops and counts it and carries on, since every
+    /// MJPEG frame is a keyframe.
+    @Test func cameraMJPEGDecodesThroughTheRegistrysDecoderNode() throws {
+        let (width, height, count) = (160, 120, 10)
+        let (jpegs, theirs) = try Samples.jpegs(count: count, width: width, height: height, pixelFormat: "Y42B",
+                                                encoder: .gstreamer, decodedAs: "yuv420p")
+        let references = try Samples.unpackAll(theirs, count: count, width: width, height: height, pool: BufferPool(name: "ref"))
+        var frames = jpegs.enumerated().map { index, jpeg in
+            jpeg.withUnsafeBytes {
+                EncodedFrame(codec: .mjpeg, isKeyframe: true, pts: MediaTime(Int64(index), timebase: Samples.timebase),
+                             copying: $0, pool: nil)
+            }
+        }
+        frames[4] = jpegs[4].prefix(jpegs[4].count / 2).withUnsafeBytes {  // cut short: no EOI
+            EncodedFrame(codec: .mjpeg, isKeyframe: true, pts: frames[4].pts, copying: $0, pool: nil)
+        }
+        let format = VideoFormat(encoding: .compressed(.mjpeg), width: width, height: height, frameRate: Samples.frameRate)
+        let decoder = VideoDecoderNode(try CodecRegistry.builtIn.videoDecoder(for: .mjpeg))
+        let sink = PicturesSink()
+        let graph = Graph()
+        graph.add(sink, input: graph.add(decoder, input: graph.add(EncodedFramesSource(frames, format: format))))
+        try graph.run()
+        #expect(sink.pictures.count == count - 1)
+        #expect(decoder.corruptFrames == 1 && decoder.skippedFrames == 0)
+        #expect(decoder.firstError == "\(MJPEGError.missingEndOfImage(byteCount: jpegs[4].count / 2))")
+        let expected = references.enumerated().filter { $0.offset != 4 }.map(\.element)
+        #expect(sink.pictures.map(\.pts) == expected.map(\.pts))
+        let psnr = zip(expected, sink.pictures).map { PictureQuality.psnr($0, $1) }.min() ?? 0
+        print("camera MJPEG 4:2:2 160x120 through the graph: lowest PSNR \(psnr) dB against ffmpeg")
+        #expect(psnr >= 45)  // the 4:2:2 threshold of MJPEGDecoderTests
+    }
+}

@@ -45,6 +45,41 @@ public enum Samples {
         }
     }
 
+    /// What makes the JPEG fixtures; the two write chroma sampling factors differently (ffmpeg's 4:2:2
+    /// is 2x2, 1x2, 1x2; GStreamer's, through libjpeg, 2x1, 1x1, 1x1 as cameras do).
+    public enum JPEGEncoder: Sendable {
+        /// ffmpeg's MJPEG encoder; pixel formats `yuvj420p`, `yuvj422p`, `yuvj444p`.
+        case ffmpeg
+        /// GStreamer's `jpegenc`; pixel formats `I420`, `Y42B` (4:2:2), `Y444`, `GRAY8`.
+        case gstreamer
+    }
+
+    /// The first `count` pictures of the sample video at `width`x`height` as JPEG files in `pixelFormat`
+    /// (in `encoder`'s names), and ffmpeg's own decoding of those files to `decodedAs` (e.g. `yuv420p`),
+    /// tightly packed.
+    public static func jpegs(count: Int, width: Int, height: Int, pixelFormat: String, encoder: JPEGEncoder = .ffmpeg,
+                             decodedAs: String) throws -> (pictures: [Data], decoded: Data) {
+        try TestSupport.withTemporaryDirectory { folder in
+            switch encoder {
+            case .ffmpeg:
+                try TestSupport.ffmpeg(["-i", TestSupport.sampleIVF, "-vf", "scale=\(width):\(height)",
+                                        "-frames:v", "\(count)", "-c:v", "mjpeg", "-pix_fmt", pixelFormat, "-q:v", "3",
+                                        "-start_number", "0", folder.file("%03d.jpg")])
+            case .gstreamer:
+                // identity ends the stream at its count-th buffer, which it does not pass on.
+                try TestSupport.runChecked("gst-launch-1.0", [
+                    "-q", "filesrc", "location=\(TestSupport.sampleIVF)", "!", "ivfparse", "!", "vp8dec", "!",
+                    "identity", "eos-after=\(count + 1)", "!", "videoscale", "!", "videoconvert", "!",
+                    "video/x-raw,format=\(pixelFormat),width=\(width),height=\(height)", "!", "jpegenc", "!",
+                    "multifilesink", "location=\(folder.file("%03d.jpg"))"])
+            }
+            let pictures = try (0..<count).map { try Data(contentsOf: folder.appendingPathComponent(String(format: "%03d.jpg", $0))) }
+            let decoded = try TestSupport.ffmpeg(["-start_number", "0", "-i", folder.file("%03d.jpg"), "-pix_fmt", decodedAs,
+                                                  "-f", "rawvideo", "-"]).stdout
+            return (pictures, decoded)
+        }
+    }
+
     /// Bytes of one tightly packed picture (ffmpeg's `rawvideo` layout).
     public static func packedSize(_ pixelFormat: PixelFormat = .i420, width: Int, height: Int) -> Int {
         PlaneLayout(pixelFormat, width: width, height: height, rowAlignment: 1).byteCount
