@@ -30,7 +30,13 @@ public struct VideoScaler: Sendable {
     }
 
     /// `picture` at the scaler's size, keeping its timestamps; the same picture when no scaling is needed.
+    /// Only I420 scales: other formats throw `ConversionError.unexpectedPicture` (convert them first with
+    /// `PixelFormatConverter`).
     public func scale(_ picture: VideoFrame) throws -> VideoFrame {
+        guard picture.pixelFormat == .i420 else {
+            throw ConversionError.unexpectedPicture(
+                expected: "I420", actual: "\(picture.pixelFormat.rawValue) \(picture.width)x\(picture.height)")
+        }
         if picture.width == width && picture.height == height { return picture }
         let output = VideoFrame(width: width, height: height, pts: picture.pts, duration: picture.duration, pool: pool)
         let source = picture.buffer.storage.baseAddress!.assumingMemoryBound(to: UInt8.self)
