@@ -99,43 +99,10 @@ public final class MJPEGDecoder: VideoDecoder {
 
         let picture = VideoFrame(width: format.width, height: format.height, pts: pts, duration: duration,
                                  pool: outputPool)
-        let base = picture.buffer.storage.baseAddress!.assumingMemoryBound(to: UInt8.self)
-        let layout = picture.layout
-        let (width, height) = (format.width, format.height)
-        let subsampling = header.subsampling.turboJPEG
-        let planeCount = header.subsampling == .gray ? 1 : 3
-        // libjpeg-turbo writes whole chroma blocks: each plane is padded to a multiple of the
-        // subsampling (a 33x17 4:2:0 picture gets 34x18 luma). A 4:2:0 or gray picture whose padded
-        // planes fit the picture's is decoded in place; others go through the decoder's own planes.
-        var inPlace = header.subsampling == .yuv420 || header.subsampling == .gray
-        for plane in 0..<planeCount where inPlace {
-            inPlace = Int(tjPlaneWidth(Int32(plane), Int32(width), subsampling)) <= layout[plane].stride
-                && Int(tjPlaneHeight(Int32(plane), Int32(height), subsampling)) <= layout[plane].rows
-        }
-        if inPlace {
-            for plane in 0..<3 {
-                planes[plane] = base + layout[plane].offset
-                strides[plane] = Int32(layout[plane].stride)
-            }
-        } else {
-            var sizes = (0, 0, 0)
-            for plane in 0..<planeCount {
-                let size = Int(tjPlaneSizeYUV(Int32(plane), Int32(width), 0, Int32(height), subsampling))
-                guard size > 0 else {
-                    throw CodecError.library(name: "libturbojpeg", operation: "tjPlaneSizeYUV", code: Int32(size),
-                                             message: String(cString: tjGetErrorStr2(nil)))
-                }
-                if plane == 0 { sizes.0 = size } else if plane == 1 { sizes.1 = size } else { sizes.2 = size }
-                strides[plane] = tjPlaneWidth(Int32(plane), Int32(width), subsampling)
-            }
-            let needed = sizes.0 + sizes.1 + sizes.2
-            if scratch == nil || scratch!.capacity < needed { scratch = FrameBuffer(capacity: needed) }
-            let scratchBase = scratch!.storage.baseAddress!.assumingMemoryBound(to: UInt8.self)
-            (planes[0], planes[1], planes[2]) = (scratchBase, scratchBase + sizes.0, scratchBase + sizes.0 + sizes.1)
-        }
+        let inPlace = try pointPlanes(at: picture, subsampling: header.subsampling)
         let flags = TJFLAG_LIMITSCANS | (strict ? TJFLAG_STOPONWARNING : 0)
-        if tjDecompressToYUVPlanes(handle, jpeg, UInt(bytes.count), planes, Int32(width), strides, Int32(height),
-                                   Int32(flags)) != 0 {
+        if tjDecompressToYUVPlanes(handle, jpeg, UInt(bytes.count), planes, Int32(format.width), strides,
+                                   Int32(format.height), Int32(flags)) != 0 {
             let code = tjGetErrorCode(handle), message = String(cString: tjGetErrorStr2(handle))
             guard code == Int32(TJERR_WARNING.rawValue), !strict else {
                 throw CodecError.library(name: "libturbojpeg", operation: "tjDecompressToYUVPlanes", code: code,
@@ -144,30 +111,72 @@ public final class MJPEGDecoder: VideoDecoder {
             damagedPictures += 1
             lastWarning = message
         }
+        if !inPlace || header.subsampling == .gray { try fill(picture, from: header.subsampling, inPlace: inPlace) }
+        if range == .limited { scaleToLimitedRange(picture) }
+        return picture
+    }
 
-        let (w, h) = (Int32(width), Int32(height))
+    /// Sets `planes` and `strides` to where libjpeg-turbo writes, and says whether that is `picture`
+    /// itself. libjpeg-turbo writes whole chroma blocks: each plane is padded to a multiple of the
+    /// subsampling (a 33x17 4:2:0 picture gets 34x18 luma). A 4:2:0 or gray picture whose padded
+    /// planes fit the picture's is decoded in place; others go to the decoder's own planes.
+    private func pointPlanes(at picture: VideoFrame, subsampling: JPEGFrameHeader.Subsampling) throws -> Bool {
+        let layout = picture.layout
+        let (width, height, code) = (Int32(format.width), Int32(format.height), subsampling.turboJPEG)
+        let planeCount = subsampling == .gray ? 1 : 3
+        var inPlace = subsampling == .yuv420 || subsampling == .gray
+        for plane in 0..<planeCount where inPlace {
+            inPlace = Int(tjPlaneWidth(Int32(plane), width, code)) <= layout[plane].stride
+                && Int(tjPlaneHeight(Int32(plane), height, code)) <= layout[plane].rows
+        }
+        if inPlace {
+            let base = picture.buffer.storage.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            for plane in 0..<3 {
+                planes[plane] = base + layout[plane].offset
+                strides[plane] = Int32(layout[plane].stride)
+            }
+            return true
+        }
+        var sizes = (0, 0, 0)
+        for plane in 0..<planeCount {
+            let size = Int(tjPlaneSizeYUV(Int32(plane), width, 0, height, code))
+            guard size > 0 else {
+                throw CodecError.library(name: "libturbojpeg", operation: "tjPlaneSizeYUV", code: Int32(size),
+                                         message: String(cString: tjGetErrorStr2(nil)))
+            }
+            if plane == 0 { sizes.0 = size } else if plane == 1 { sizes.1 = size } else { sizes.2 = size }
+            strides[plane] = tjPlaneWidth(Int32(plane), width, code)
+        }
+        let needed = sizes.0 + sizes.1 + sizes.2
+        if scratch == nil || scratch!.capacity < needed { scratch = FrameBuffer(capacity: needed) }
+        let base = scratch!.storage.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        (planes[0], planes[1], planes[2]) = (base, base + sizes.0, base + sizes.0 + sizes.1)
+        return false
+    }
+
+    /// Completes `picture` after decoding: neutral chroma for gray, and the decoder's own planes
+    /// copied (4:2:0) or halved (4:2:2, 4:4:4) into it when it was not decoded in place.
+    private func fill(_ picture: VideoFrame, from subsampling: JPEGFrameHeader.Subsampling, inPlace: Bool) throws {
+        let layout = picture.layout
+        let base = picture.buffer.storage.baseAddress!.assumingMemoryBound(to: UInt8.self)
         let (y, u, v) = (base + layout[0].offset, base + layout[1].offset, base + layout[2].offset)
-        let (ys, cs) = (Int32(layout[0].stride), Int32(layout[1].stride))
-        if header.subsampling == .gray {
+        let (ys, cs, w, h) = (Int32(layout[0].stride), Int32(layout[1].stride), Int32(format.width), Int32(format.height))
+        let convert: Conversion
+        switch subsampling {
+        case .gray:
             if !inPlace { CopyPlane(planes[0], strides[0], y, ys, w, h) }
             picture.plane(1).initializeMemory(as: UInt8.self, repeating: 128)
             picture.plane(2).initializeMemory(as: UInt8.self, repeating: 128)
-        } else if !inPlace {
-            let convert: Conversion
-            switch header.subsampling {
-            case .yuv420: convert = I420Copy
-            case .yuv422: convert = I422ToI420
-            default: convert = I444ToI420
-            }
-            let status = convert(planes[0], strides[0], planes[1], strides[1], planes[2], strides[2],
-                                 y, ys, u, cs, v, cs, w, h)
-            guard status == 0 else {
-                throw CodecError.library(name: "libyuv", operation: "\(header.subsampling.rawValue) to I420", code: status,
-                                         message: "chroma conversion failed")
-            }
+            return
+        case .yuv420: convert = I420Copy
+        case .yuv422: convert = I422ToI420
+        case .yuv444: convert = I444ToI420
         }
-        if range == .limited { scaleToLimitedRange(picture) }
-        return picture
+        let status = convert(planes[0], strides[0], planes[1], strides[1], planes[2], strides[2], y, ys, u, cs, v, cs, w, h)
+        guard status == 0 else {
+            throw CodecError.library(name: "libyuv", operation: "\(subsampling.rawValue) to I420", code: status,
+                                     message: "chroma conversion failed")
+        }
     }
 
     /// libjpeg-turbo reads the headers itself; the planes given to it are sized by `header`, so the

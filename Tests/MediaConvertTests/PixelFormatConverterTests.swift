@@ -128,6 +128,38 @@ private func convertPacked(_ raw: Data, index: Int, from format: PixelFormat, wi
         }
     }
 
+    /// A capture buffer whose rows are padded (V4L2's bytesperline) converts as the packed picture does.
+    @Test(arguments: [(PixelFormat.nv12, 48), (.yuy2, 80), (.i420, 48)])
+    func paddedCaptureRowsConvertLikePackedOnes(format: PixelFormat, bytesPerLine: Int) throws {
+        let (width, height) = (33, 17)
+        let raw = [UInt8](try sample(format, width: width, height: height, count: 1))
+        let tight = PlaneLayout(format, width: width, height: height, rowAlignment: 1)
+        let padded = try #require(PlaneLayout(format, width: width, height: height, bytesPerLine: bytesPerLine))
+        var buffer = [UInt8](repeating: 0xEE, count: padded.byteCount)
+        for plane in 0..<tight.planeCount {
+            for row in 0..<tight[plane].rows {
+                let from = tight[plane].offset + row * tight[plane].stride, to = padded[plane].offset + row * padded[plane].stride
+                buffer[to..<(to + tight[plane].width)] = raw[from..<(from + tight[plane].width)]
+            }
+        }
+        let target: PixelFormat = format == .i420 ? .nv12 : .i420
+        let converter = try PixelFormatConverter(to: target)
+        let time = MediaTime(0, timebase: Samples.timebase)
+        let fromPadded = try buffer.withUnsafeBytes {
+            try converter.convert($0, pixelFormat: format, width: width, height: height, layout: padded, pts: time)
+        }
+        let fromTight = try raw.withUnsafeBytes {
+            try converter.convert($0, pixelFormat: format, width: width, height: height, layout: tight, pts: time)
+        }
+        #expect(TestSupport.packed(fromPadded) == TestSupport.packed(fromTight))
+        // One byte short of the last row.
+        #expect(throws: ConversionError.bufferTooSmall(needed: padded.byteCount, available: padded.byteCount - 1)) {
+            try buffer.dropLast().withUnsafeBytes {
+                try converter.convert($0, pixelFormat: format, width: width, height: height, layout: padded, pts: time)
+            }
+        }
+    }
+
     @Test func pictureAlreadyInTheTargetFormatPassesThrough() throws {
         let picture = try TestSupport.sampleFrames(count: 1, width: 64, height: 48, pool: BufferPool(name: "same"))[0]
         #expect(try PixelFormatConverter(to: .i420).convert(picture).buffer === picture.buffer)

@@ -93,6 +93,25 @@ import Testing
         #expect(tight.byteCount == 24)
     }
 
+    @Test func captureBufferLayoutsFollowBytesPerLine() throws {
+        // I420 (V4L2's YU12): chroma rows half as far apart as luma rows.
+        let i420 = try #require(PlaneLayout(.i420, width: 33, height: 17, bytesPerLine: 40))
+        #expect(i420[0] == Plane(offset: 0, stride: 40, width: 33, rows: 17))
+        #expect(i420[1] == Plane(offset: 40 * 17, stride: 20, width: 17, rows: 9))
+        #expect(i420[2] == Plane(offset: 40 * 17 + 20 * 9, stride: 20, width: 17, rows: 9))
+        #expect(i420.byteCount == 40 * 17 + 2 * 20 * 9)
+        // NV12: interleaved chroma rows as far apart as luma rows.
+        let nv12 = try #require(PlaneLayout(.nv12, width: 33, height: 17, bytesPerLine: 48))
+        #expect(nv12[1] == Plane(offset: 48 * 17, stride: 48, width: 34, rows: 9))
+        #expect(nv12.byteCount == 48 * 26)
+        let yuy2 = try #require(PlaneLayout(.yuy2, width: 33, height: 17, bytesPerLine: 68))
+        #expect(yuy2.planeCount == 1 && yuy2.byteCount == 68 * 17)
+        // Rows longer than their stride.
+        #expect(PlaneLayout(.yuy2, width: 33, height: 17, bytesPerLine: 66) == nil)
+        #expect(PlaneLayout(.i420, width: 33, height: 17, bytesPerLine: 33) == nil)  // chroma needs 17 of 16
+        #expect(PlaneLayout(.nv12, width: 33, height: 17, bytesPerLine: 33) == nil)  // UV needs 34
+    }
+
     @Test func everyPixelFormatHasAsManyPlanesAsItsLayout() {
         for format in PixelFormat.allCases {
             let layout = PlaneLayout(format, width: 8, height: 8, rowAlignment: 1)
