@@ -197,6 +197,20 @@ private func decodeOne(_ jpeg: Data, with decoder: MJPEGDecoder, index: Int = 0)
         _ = try decodeOne(jpeg, with: strict)
     }
 
+    /// Every prefix of a picture that ends before its frame header does is named by the header parser.
+    @Test func everyCutBeforeTheFrameHeaderEndIsNamed() throws {
+        let bytes = [UInt8](Self.jpeg)
+        let sof = try offset(of: 0xC0)
+        let end = sof + 2 + (Int(bytes[sof + 2]) << 8 | Int(bytes[sof + 3]))
+        for length in 0..<end {
+            #expect(throws: MJPEGError.self, "\(length) bytes") {
+                try bytes[..<length].withUnsafeBytes { _ = try JPEGFrameHeader(parsing: $0) }
+            }
+        }
+        let whole = try bytes[..<end].withUnsafeBytes { try JPEGFrameHeader(parsing: $0) }
+        #expect(whole == JPEGFrameHeader(width: 64, height: 48, subsampling: .yuv422))
+    }
+
     /// Random damage anywhere in a valid picture: each attempt decodes (perhaps counted as damaged)
     /// or throws a named error.
     @Test func randomDamageNeverCrashes() throws {
