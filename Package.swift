@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "CodecX264", targets: ["CodecX264"]),
         .library(name: "CodecOpenH264", targets: ["CodecOpenH264"]),
         .library(name: "CodecOpus", targets: ["CodecOpus"]),
+        .library(name: "CodecMJPEG", targets: ["CodecMJPEG"]),
         .library(name: "MediaRTP", targets: ["MediaRTP"]),
         .library(name: "MediaTransport", targets: ["MediaTransport"]),
         .executable(name: "sluice", targets: ["sluice"]),
@@ -55,6 +56,9 @@ let package = Package(
         .systemLibrary(
             name: "COgg", path: "Sources/COgg", pkgConfig: "ogg",
             providers: [.apt(["libogg-dev"])]),
+        .systemLibrary(
+            name: "CTurboJPEG", path: "Sources/CTurboJPEG", pkgConfig: "libturbojpeg",
+            providers: [.apt(["libturbojpeg0-dev"])]),
 
         // Media time, formats, frames, pools, the graph runtime.
         .target(
@@ -70,6 +74,8 @@ let package = Package(
         .target(name: "CodecOpenH264", dependencies: ["MediaCodecs", "COpenH264"]),
         // Opus through libopus.
         .target(name: "CodecOpus", dependencies: ["MediaCodecs", "COpus"]),
+        // Motion JPEG decoding through libjpeg-turbo (TurboJPEG API), chroma resampled by libyuv.
+        .target(name: "CodecMJPEG", dependencies: ["MediaCodecs", "CTurboJPEG", "CYUV"]),
         // Y4M, IVF, WAV, H.264 Annex-B and Ogg Opus readers and writers.
         .target(
             name: "MediaFiles",
@@ -87,7 +93,7 @@ let package = Package(
         .target(
             name: "Sluice",
             dependencies: ["MediaCore", "MediaCodecs", "MediaFiles", "MediaConvert", "MediaNodes",
-                           "CodecVPX", "CodecX264", "CodecOpenH264", "CodecOpus"]),
+                           "CodecVPX", "CodecX264", "CodecOpenH264", "CodecOpus", "CodecMJPEG"]),
         .executableTarget(
             name: "sluice",
             dependencies: ["Sluice", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
@@ -101,6 +107,7 @@ let package = Package(
         .testTarget(name: "CodecX264Tests", dependencies: ["CodecX264", "CX264", "MediaFiles", "TestSupport"]),
         .testTarget(name: "CodecOpenH264Tests", dependencies: ["CodecOpenH264", "TestSupport"]),
         .testTarget(name: "CodecOpusTests", dependencies: ["CodecOpus", "MediaFiles", "TestSupport"]),
+        .testTarget(name: "CodecMJPEGTests", dependencies: ["CodecMJPEG", "TestSupport"]),
         .testTarget(name: "MediaRTPTests", dependencies: ["MediaRTP", "MediaFiles", "TestSupport"]),
         .testTarget(name: "MediaTransportTests", dependencies: ["MediaTransport"]),
         .testTarget(name: "SluiceTests", dependencies: ["Sluice", "TestSupport"]),

@@ -30,7 +30,13 @@ public struct VideoScaler: Sendable {
     }
 
     /// `picture` at the scaler's size, keeping its timestamps; the same picture when no scaling is needed.
+    /// Only I420 scales: other formats throw `ConversionError.unexpectedPicture` (convert them first with
+    /// `PixelFormatConverter`).
     public func scale(_ picture: VideoFrame) throws -> VideoFrame {
+        guard picture.pixelFormat == .i420 else {
+            throw ConversionError.unexpectedPicture(
+                expected: "I420", actual: "\(picture.pixelFormat.rawValue) \(picture.width)x\(picture.height)")
+        }
         if picture.width == width && picture.height == height { return picture }
         let output = VideoFrame(width: width, height: height, pts: picture.pts, duration: picture.duration, pool: pool)
         let source = picture.buffer.storage.baseAddress!.assumingMemoryBound(to: UInt8.self)
@@ -62,10 +68,23 @@ public enum ConversionError: Error, Equatable, CustomStringConvertible {
     case invalidSize(width: Int, height: Int)
     case invalidRate(Rational)
     case library(operation: String, code: Int32)
+    /// No conversion from the first format (`nil`: from any) to the second.
+    case unsupportedConversion(from: PixelFormat?, to: PixelFormat)
+    /// A plane layout that does not describe a picture of this format and size.
+    case layoutMismatch(PixelFormat, width: Int, height: Int)
+    /// Picture bytes shorter than their layout.
+    case bufferTooSmall(needed: Int, available: Int)
+    /// A picture other than the format negotiated for the node that received it.
+    case unexpectedPicture(expected: String, actual: String)
 
     public var description: String {
         switch self {
         case .invalidSize(let w, let h): return "invalid picture size \(w)x\(h) (1 to 16384 each)"
+        case .unsupportedConversion(let from, let to):
+            return "no conversion \(from.map { "from \($0.rawValue) " } ?? "")to \(to.rawValue)"
+        case .layoutMismatch(let format, let w, let h): return "plane layout is not that of a \(w)x\(h) \(format.rawValue) picture"
+        case .bufferTooSmall(let needed, let available): return "picture needs \(needed) bytes, buffer has \(available)"
+        case .unexpectedPicture(let expected, let actual): return "expected a \(expected) picture, got \(actual)"
         case .invalidRate(let rate): return "invalid frame rate \(rate)"
         case .library(let operation, let code): return "libyuv: \(operation) failed (\(code))"
         }

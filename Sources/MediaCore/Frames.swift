@@ -28,18 +28,59 @@ public struct PlaneLayout: Sendable, Hashable {
     /// Bytes the whole picture needs.
     public let byteCount: Int
 
+    /// The layout of a `width`x`height` picture whose rows start `rowAlignment` bytes apart at least
+    /// (1 packs rows tightly, as raw video files and ffmpeg's `rawvideo` do).
+    ///
+    /// Odd sizes are allowed. Subsampled chroma rounds up (a 5x3 I420 picture has 3x2 chroma), and the
+    /// packed 4:2:2 formats, 2 bytes a pixel, round the width up to even: an odd-width row ends with
+    /// one padding pixel.
     public init(_ pixelFormat: PixelFormat, width: Int, height: Int, rowAlignment: Int = 32) {
         func aligned(_ n: Int) -> Int { (n + rowAlignment - 1) / rowAlignment * rowAlignment }
+        let chromaWidth = (width + 1) / 2, chromaRows = (height + 1) / 2
+        let luma = Plane(offset: 0, stride: aligned(width), width: width, rows: height)
+        let unused = Plane(offset: 0, stride: 0, width: 0, rows: 0)
+        let planes: (Plane, Plane, Plane)
         switch pixelFormat {
         case .i420:
-            let chromaWidth = (width + 1) / 2, chromaRows = (height + 1) / 2
-            let y = Plane(offset: 0, stride: aligned(width), width: width, rows: height)
-            let u = Plane(offset: y.stride * height, stride: aligned(chromaWidth), width: chromaWidth, rows: chromaRows)
+            let u = Plane(offset: luma.stride * height, stride: aligned(chromaWidth), width: chromaWidth, rows: chromaRows)
             let v = Plane(offset: u.offset + u.stride * chromaRows, stride: u.stride, width: chromaWidth, rows: chromaRows)
-            planes = (y, u, v)
-            planeCount = 3
-            byteCount = v.offset + v.stride * chromaRows
+            planes = (luma, u, v)
+        case .nv12:
+            let uv = Plane(offset: luma.stride * height, stride: aligned(2 * chromaWidth), width: 2 * chromaWidth,
+                           rows: chromaRows)
+            planes = (luma, uv, unused)
+        case .yuy2, .uyvy:
+            planes = (Plane(offset: 0, stride: aligned(4 * chromaWidth), width: 4 * chromaWidth, rows: height),
+                      unused, unused)
         }
+        self.init(planes: planes, count: pixelFormat.planeCount)
+    }
+
+    /// The layout of a capture buffer as V4L2 describes it (single-planar API): planes back to back,
+    /// luma or packed rows `bytesPerLine` apart, interleaved chroma rows (NV12) `bytesPerLine` apart
+    /// too and planar chroma rows (I420) `bytesPerLine / 2`. `nil` when a row does not fit its stride.
+    public init?(_ pixelFormat: PixelFormat, width: Int, height: Int, bytesPerLine: Int) {
+        let tight = PlaneLayout(pixelFormat, width: width, height: height, rowAlignment: 1)
+        let strides = (bytesPerLine, pixelFormat == .i420 ? bytesPerLine / 2 : bytesPerLine)
+        var planes = (tight[0], tight[1], tight[2])
+        planes.0.stride = strides.0
+        if tight.planeCount > 1 {
+            planes.1.offset = strides.0 * planes.0.rows
+            planes.1.stride = strides.1
+        }
+        if tight.planeCount > 2 {
+            planes.2.offset = planes.1.offset + strides.1 * planes.1.rows
+            planes.2.stride = strides.1
+        }
+        guard planes.0.width <= strides.0, tight.planeCount == 1 || planes.1.width <= strides.1 else { return nil }
+        self.init(planes: planes, count: tight.planeCount)
+    }
+
+    private init(planes: (Plane, Plane, Plane), count: Int) {
+        self.planes = planes
+        planeCount = count
+        let last = count == 3 ? planes.2 : count == 2 ? planes.1 : planes.0
+        byteCount = last.offset + last.stride * last.rows
     }
 
     public subscript(index: Int) -> Plane {

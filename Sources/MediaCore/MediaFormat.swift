@@ -15,14 +15,32 @@ public struct CodecName: RawRepresentable, Hashable, Comparable, Sendable, Expre
     /// PPS (types 7 and 8) in front of its slices, in the same `EncodedFrame`.
     public static let h264: CodecName = "H264"
     public static let opus: CodecName = "OPUS"
+    /// Motion JPEG. An `EncodedFrame` of this codec holds ONE whole JPEG picture (SOI to EOI, ITU-T
+    /// T.81), as UVC cameras deliver; every frame is a keyframe.
+    public static let mjpeg: CodecName = "MJPEG"
 }
 
 /// Layouts of raw pictures.
 public enum PixelFormat: String, Hashable, Comparable, Sendable, CaseIterable {
     /// 8-bit planar Y, U, V with both chroma planes subsampled 2x2 (4:2:0).
     case i420 = "I420"
+    /// 8-bit planar Y, then one plane of interleaved U and V samples (U first), subsampled 2x2 (4:2:0).
+    case nv12 = "NV12"
+    /// 8-bit packed 4:2:2 in one plane, each pair of pixels as Y0 U Y1 V (also called YUYV).
+    case yuy2 = "YUY2"
+    /// 8-bit packed 4:2:2 in one plane, each pair of pixels as U Y0 V Y1.
+    case uyvy = "UYVY"
 
     public static func < (a: PixelFormat, b: PixelFormat) -> Bool { a.rawValue < b.rawValue }
+
+    /// Planes in a picture of this format (see `PlaneLayout`).
+    public var planeCount: Int {
+        switch self {
+        case .i420: return 3
+        case .nv12: return 2
+        case .yuy2, .uyvy: return 1
+        }
+    }
 }
 
 /// Layouts of raw audio samples; channels are always interleaved.

@@ -28,6 +28,50 @@ public final class VideoScalerNode: MediaTransform {
     public func finish(into outbox: inout Outbox<VideoFrame>) throws {}
 }
 
+/// Converts raw pictures to one pixel format (see `PixelFormatConverter`): NV12, YUY2 or UYVY from a
+/// camera into the I420 that encoders take, say. Pictures already in that format pass through.
+///
+/// It accepts every format the converter reads, so negotiation settles on whatever its source offers;
+/// each picture must then be of the negotiated format and size, or the node fails with
+/// `ConversionError.unexpectedPicture`.
+public final class PixelFormatConverterNode: MediaTransform {
+    public let name: String
+    public let converter: PixelFormatConverter
+    private var input: VideoFormat?
+
+    public init(to target: PixelFormat = .i420, name: String = "pixel-format") throws {
+        converter = try PixelFormatConverter(to: target)
+        self.name = name
+    }
+
+    public var inputCaps: Caps {
+        [.video(.oneOf(PixelFormatConverter.sources(for: converter.target).map { .pixels($0) }))]
+    }
+
+    public func outputCaps(for input: MediaFormat) throws -> Caps {
+        guard var video = input.video else { return Caps([]) }
+        video.encoding = .pixels(converter.target)
+        return Caps(.video(video))
+    }
+
+    public func start(input: MediaFormat, output: MediaFormat, context: NodeContext) throws {
+        self.input = input.video
+    }
+
+    public func process(_ picture: VideoFrame, into outbox: inout Outbox<VideoFrame>) throws {
+        guard let input, input.encoding == .pixels(picture.pixelFormat), input.width == picture.width,
+              input.height == picture.height
+        else {
+            throw ConversionError.unexpectedPicture(
+                expected: input.map { "\($0.encoding) \($0.width)x\($0.height)" } ?? "negotiated",
+                actual: "\(picture.pixelFormat.rawValue) \(picture.width)x\(picture.height)")
+        }
+        outbox.emit(try converter.convert(picture))
+    }
+
+    public func finish(into outbox: inout Outbox<VideoFrame>) throws {}
+}
+
 /// Converts to a fixed frame rate by dropping or repeating pictures (see `FrameRateConverter`).
 public final class FrameRateNode: MediaTransform {
     public let name: String

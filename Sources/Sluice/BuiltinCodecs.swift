@@ -1,6 +1,7 @@
 extension CodecRegistry {
     /// Every codec that ships with Sluice, in Sluice's order of preference: VP8, then H.264 (x264
-    /// encodes, OpenH264 encodes second and decodes), then Opus.
+    /// encodes, OpenH264 encodes second and decodes), then Opus; MJPEG decoding (camera pictures, into
+    /// video-range I420).
     public static var builtIn: CodecRegistry {
         var registry = CodecRegistry()
         registry.register(VP8EncoderProvider())
@@ -10,6 +11,7 @@ extension CodecRegistry {
         registry.register(OpenH264DecoderProvider())
         registry.register(OpusEncoderProvider())
         registry.register(OpusDecoderProvider())
+        registry.register(MJPEGDecoderProvider())
         return registry
     }
 }

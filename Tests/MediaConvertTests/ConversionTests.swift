@@ -35,6 +35,14 @@ import TestSupport
         #expect(scaler.pool.allocations == 1)
     }
 
+    @Test func onlyI420Scales() throws {
+        let nv12 = VideoFrame(pixelFormat: .nv12, width: 64, height: 48, pts: MediaTime(0, timebase: Rational(1, 25)),
+                              pool: BufferPool(name: "nv12"))
+        #expect(throws: ConversionError.unexpectedPicture(expected: "I420", actual: "NV12 64x48")) {
+            try VideoScaler(width: 32, height: 24).scale(nv12)
+        }
+    }
+
     @Test func badSizesAreRejected() {
         #expect(throws: ConversionError.invalidSize(width: 0, height: 10)) { try VideoScaler(width: 0, height: 10) }
         #expect(throws: ConversionError.self) { try VideoScaler(width: 20_000, height: 10) }

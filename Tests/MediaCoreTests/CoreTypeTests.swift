@@ -71,6 +71,56 @@ import Testing
         #expect(layout.byteCount == 64 * 17 + 2 * 32 * 9)
     }
 
+    @Test func nv12LayoutInterleavesChromaInOnePlane() {
+        let layout = PlaneLayout(.nv12, width: 33, height: 17)
+        #expect(layout.planeCount == 2)
+        #expect(layout[0] == Plane(offset: 0, stride: 64, width: 33, rows: 17))
+        // 17 U and 17 V samples a row, interleaved: 34 bytes, for 9 rows.
+        #expect(layout[1] == Plane(offset: 64 * 17, stride: 64, width: 34, rows: 9))
+        #expect(layout.byteCount == 64 * 17 + 64 * 9)
+        let tight = PlaneLayout(.nv12, width: 6, height: 4, rowAlignment: 1)
+        #expect(tight.byteCount == 6 * 4 + 6 * 2)
+    }
+
+    @Test(arguments: [PixelFormat.yuy2, .uyvy])
+    func packed422LayoutIsOnePlaneOfTwoBytesAPixelRoundedToEvenWidth(format: PixelFormat) {
+        let odd = PlaneLayout(format, width: 33, height: 17)
+        #expect(odd.planeCount == 1)
+        #expect(odd[0] == Plane(offset: 0, stride: 96, width: 68, rows: 17))  // 34 pixels x 2 bytes
+        #expect(odd.byteCount == 96 * 17)
+        let tight = PlaneLayout(format, width: 4, height: 3, rowAlignment: 1)
+        #expect(tight[0] == Plane(offset: 0, stride: 8, width: 8, rows: 3))
+        #expect(tight.byteCount == 24)
+    }
+
+    @Test func captureBufferLayoutsFollowBytesPerLine() throws {
+        // I420 (V4L2's YU12): chroma rows half as far apart as luma rows.
+        let i420 = try #require(PlaneLayout(.i420, width: 33, height: 17, bytesPerLine: 40))
+        #expect(i420[0] == Plane(offset: 0, stride: 40, width: 33, rows: 17))
+        #expect(i420[1] == Plane(offset: 40 * 17, stride: 20, width: 17, rows: 9))
+        #expect(i420[2] == Plane(offset: 40 * 17 + 20 * 9, stride: 20, width: 17, rows: 9))
+        #expect(i420.byteCount == 40 * 17 + 2 * 20 * 9)
+        // NV12: interleaved chroma rows as far apart as luma rows.
+        let nv12 = try #require(PlaneLayout(.nv12, width: 33, height: 17, bytesPerLine: 48))
+        #expect(nv12[1] == Plane(offset: 48 * 17, stride: 48, width: 34, rows: 9))
+        #expect(nv12.byteCount == 48 * 26)
+        let yuy2 = try #require(PlaneLayout(.yuy2, width: 33, height: 17, bytesPerLine: 68))
+        #expect(yuy2.planeCount == 1 && yuy2.byteCount == 68 * 17)
+        // Rows longer than their stride.
+        #expect(PlaneLayout(.yuy2, width: 33, height: 17, bytesPerLine: 66) == nil)
+        #expect(PlaneLayout(.i420, width: 33, height: 17, bytesPerLine: 33) == nil)  // chroma needs 17 of 16
+        #expect(PlaneLayout(.nv12, width: 33, height: 17, bytesPerLine: 33) == nil)  // UV needs 34
+    }
+
+    @Test func everyPixelFormatHasAsManyPlanesAsItsLayout() {
+        for format in PixelFormat.allCases {
+            let layout = PlaneLayout(format, width: 8, height: 8, rowAlignment: 1)
+            #expect(layout.planeCount == format.planeCount)
+            let samples = (0..<layout.planeCount).map { layout[$0].width * layout[$0].rows }.reduce(0, +)
+            #expect(samples == (format == .i420 || format == .nv12 ? 96 : 128), "\(format)")
+        }
+    }
+
     @Test func poolRecyclesStorageOnceFramesAreDropped() {
         let pool = BufferPool(name: "test")
         for i in 0..<100 {

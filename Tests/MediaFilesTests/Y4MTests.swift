@@ -208,6 +208,13 @@ import Testing
             let format = VideoFormat(encoding: .pixels(.i420), width: 8, height: 8, frameRate: Rational(25, 1))
             let writer = try Y4MWriter(path: path, format: format)
             #expect(throws: MediaFileError.self) { try writer.write(testPicture(width: 4, height: 8, seed: 0, pool: pool)) }
+            // Y4M here is I420 only: an NV12 picture of the right size is refused, not misread.
+            let nv12 = VideoFrame(pixelFormat: .nv12, width: 8, height: 8, pts: MediaTime(0, timebase: Rational(1, 25)), pool: pool)
+            #expect(throws: MediaFileError.self) { try writer.write(nv12) }
+            #expect(throws: MediaFileError.self) {
+                try Y4MWriter(path: dir.file("nv12.y4m"), format: VideoFormat(
+                    encoding: .pixels(.nv12), width: 8, height: 8, frameRate: Rational(25, 1)))
+            }
             try writer.close()
             #expect(throws: MediaFileError.self) { try writer.write(testPicture(width: 8, height: 8, seed: 0, pool: pool)) }
             #expect(writer.framesWritten == 0)

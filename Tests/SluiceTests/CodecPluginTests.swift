@@ -58,14 +58,14 @@ struct PackedI420DecoderProvider: VideoDecoderProvider {
     func makeDecoder(format: VideoFormat, threads: Int) throws -> any VideoDecoder { Decoder(format: format) }
 }
 
-/// Hands out prepared pictures.
+/// Hands out prepared pictures, all of the first one's pixel format and size.
 final class PicturesSource: MediaSource {
     let name = "pictures"
     var pictures: [VideoFrame]
     init(_ pictures: [VideoFrame]) { self.pictures = pictures }
     func outputCaps() throws -> Caps {
-        Caps(.video(VideoFormat(encoding: .pixels(.i420), width: pictures[0].width, height: pictures[0].height,
-                                frameRate: Rational(25, 1))))
+        Caps(.video(VideoFormat(encoding: .pixels(pictures[0].pixelFormat), width: pictures[0].width,
+                                height: pictures[0].height, frameRate: Rational(25, 1))))
     }
     func start(output: MediaFormat, context: NodeContext) throws {}
     func produce() throws -> Production<VideoFrame> { pictures.isEmpty ? .end : .item(pictures.removeFirst()) }

@@ -100,6 +100,22 @@ struct VideoCodecPair: CustomStringConvertible, Sendable {
         }
     }
 
+    /// Encoders take I420 only, and say so: other pixel formats are neither in their caps nor read.
+    @Test(arguments: VideoCodecPair.builtIn)
+    func otherPixelFormatsAreRefused(pair: VideoCodecPair) throws {
+        let encoder = try pair.encoder.makeEncoder(format: Self.format, settings: VideoEncoderSettings(bitrate: 600_000))
+        let pool = BufferPool(name: "other-formats")
+        for pixelFormat in PixelFormat.allCases where pixelFormat != .i420 {
+            #expect(!pair.encoder.inputCaps.matches(.video(VideoFormat(encoding: .pixels(pixelFormat), width: 320,
+                                                                       height: 240, frameRate: Rational(25, 1)))))
+            let picture = VideoFrame(pixelFormat: pixelFormat, width: 320, height: 240,
+                                     pts: MediaTime(0, timebase: Rational(1, 25)), pool: pool)
+            #expect(throws: CodecError.self, "\(pixelFormat)") {
+                try encoder.encode(picture, forceKeyframe: false) { _ in }
+            }
+        }
+    }
+
     @Test(arguments: VideoCodecPair.builtIn)
     func badParametersAreInvalidSettings(pair: VideoCodecPair) {
         let bad: [(VideoFormat, VideoEncoderSettings)] = [
