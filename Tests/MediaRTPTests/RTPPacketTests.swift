@@ -5,20 +5,10 @@ import MediaRTP
 import TestSupport
 import Testing
 
-/// Runs `body` on a buffer of `capacity` bytes pre-filled with 0xEE (so that unwritten bytes show) and
-/// returns the bytes it says it wrote.
-private func written<E: Error>(capacity: Int, _ body: (UnsafeMutableRawBufferPointer) throws(E) -> Int) throws(E)
-    -> [UInt8]
-{
-    var out = [UInt8](repeating: 0xEE, count: capacity)
-    let count = try out.withUnsafeMutableBytes { raw in Result { () throws(E) in try body(raw) } }.get()
-    return Array(out[..<count])
-}
-
 /// Writes `packet`, parsed from `source`, again into a fresh buffer of exactly `marshalSize` bytes.
 private func reserialized(_ packet: RTPPacket, from source: [UInt8]) throws -> [UInt8] {
     try source.withUnsafeBytes { raw in
-        try written(capacity: packet.marshalSize) { out throws(RTPPacketError) in try packet.write(from: raw, into: out) }
+        try PacketBytes.written(capacity: packet.marshalSize) { out throws(RTPPacketError) in try packet.write(from: raw, into: out) }
     }
 }
 
@@ -248,7 +238,7 @@ private func parsedVector(_ name: String) throws -> ([UInt8], RTPPacket) {
         #expect(RTPPacket.marshalSize(header: header, extensionBlockLength: 8, payloadLength: 3, paddingLength: 3) == 34)
         let bytes = try extensionBlock.withUnsafeBytes { block in
             try payload.withUnsafeBytes { payload in
-                try written(capacity: 34) { out throws(RTPPacketError) in
+                try PacketBytes.written(capacity: 34) { out throws(RTPPacketError) in
                     try RTPPacket.write(header: header, extensionBlock: block, payload: payload, paddingLength: 3, into: out)
                 }
             }
@@ -259,7 +249,7 @@ private func parsedVector(_ name: String) throws -> ([UInt8], RTPPacket) {
     @Test func headerThenPayloadInPlace() throws {
         // A packetizer writes the header, then its payload where the header says, then padding.
         let header = RTPHeader(payloadType: 8, sequenceNumber: 7, timestamp: 160, ssrc: 0x0102_0304)
-        let bytes = try written(capacity: 64) { out throws(RTPPacketError) in
+        let bytes = try PacketBytes.written(capacity: 64) { out throws(RTPPacketError) in
             let payloadOffset = try header.write(into: out, padded: true)
             out[payloadOffset] = 0xD5  // one A-law sample
             return try RTPPacket.writePadding(2, at: payloadOffset + 1, into: out)
