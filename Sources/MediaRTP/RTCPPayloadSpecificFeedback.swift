@@ -99,11 +99,14 @@ public struct REMB: RTCPSerializable, Hashable {
     /// "Unique identifier": the ASCII characters "REMB".
     public static let uniqueIdentifier: UInt32 = 0x5245_4D42
 
+    /// The largest bitrate the 64-bit field holds with an 18-bit mantissa: 0x3FFFF << 46.
+    public static let maximumBitrate: UInt64 = 0x3_FFFF << 46
+
     /// "SSRC of packet sender".
     public var senderSSRC: UInt32
     /// "SSRC of media source": always 0 for REMB; kept as received.
     public var mediaSSRC: UInt32
-    /// The estimate in bits per second (`UInt64.max` when the received value does not fit 64 bits).
+    /// The estimate in bits per second. A received value beyond 64 bits reads as `maximumBitrate`.
     public var bitrate: UInt64
     /// The streams the estimate covers (at most 255).
     public var ssrcs: [UInt32]
@@ -125,7 +128,7 @@ public struct REMB: RTCPSerializable, Hashable {
         let exponent = UInt64(fci[5] >> 2)
         let mantissa = UInt64(fci.networkUInt24(at: 5) & 0x3_FFFF)
         let fits = mantissa == 0 || exponent <= UInt64(mantissa.leadingZeroBitCount)
-        self.init(senderSSRC: senderSSRC, mediaSSRC: mediaSSRC, bitrate: fits ? mantissa << exponent : .max,
+        self.init(senderSSRC: senderSSRC, mediaSSRC: mediaSSRC, bitrate: fits ? mantissa << exponent : Self.maximumBitrate,
                   ssrcs: (0..<Int(fci[4])).map { fci.networkUInt32(at: 8 + 4 * $0) })
     }
 
