@@ -72,7 +72,7 @@ public struct RTPHeader: Sendable, Hashable {
         buffer.storeNetwork(sequenceNumber, at: 2)
         buffer.storeNetwork(timestamp, at: 4)
         buffer.storeNetwork(ssrc, at: 8)
-        for (index, csrc) in csrcs.enumerated() { buffer.storeNetwork(csrc, at: Self.fixedLength + 4 * index) }
+        for index in 0..<csrcs.count { buffer.storeNetwork(csrcs[index], at: Self.fixedLength + 4 * index) }
         return needed
     }
 
@@ -247,7 +247,7 @@ public struct RTPPacket: Sendable, Hashable {
     public func write(from source: UnsafeRawBufferPointer,
                       into buffer: UnsafeMutableRawBufferPointer) throws(RTPPacketError) -> Int
     {
-        guard source.count >= payloadRange.upperBound,
+        guard payloadRange.lowerBound >= 0, source.count >= payloadRange.upperBound,
               headerExtensions.map({ $0.dataRange.lowerBound >= 4 && $0.dataRange.upperBound <= source.count }) ?? true
         else { throw .sourceMismatch }
         let needed = Self.marshalSize(header: header, extensionBlockLength: headerExtensions?.blockLength ?? 0,

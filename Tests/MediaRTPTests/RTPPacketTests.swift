@@ -285,6 +285,9 @@ private func parsedVector(_ name: String) throws -> ([UInt8], RTPPacket) {
                     #expect(throws: RTPPacketError.extensionBlockMalformed) { try header.write(into: out, extensionBlock: block) }
                 }
             }
+            // Re-serializing from bytes that are not the ones the packet was parsed from.
+            let parsed = RTPPacket(header: header, headerExtensions: nil, payloadRange: 12..<40, paddingLength: 0)
+            #expect(throws: RTPPacketError.sourceMismatch) { try parsed.write(from: UnsafeRawBufferPointer(out), into: out) }
             let cropped = UnsafeMutableRawBufferPointer(rebasing: out[0..<11])
             #expect(throws: RTPPacketError.bufferTooSmall(needed: 12, available: 11)) { try header.write(into: cropped) }
         }
