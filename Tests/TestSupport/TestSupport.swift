@@ -59,14 +59,29 @@ public enum TestSupport {
         DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: killer)
         // Read both pipes concurrently so that neither fills up and blocks the child.
         nonisolated(unsafe) var errData = Data()
-        let errReader = Thread { errData = err.fileHandleForReading.readDataToEndOfFile() }
+        let errReader = Thread { errData = readToEnd(err.fileHandleForReading) }
         errReader.start()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        let outData = readToEnd(out.fileHandleForReading)
         process.waitUntilExit()
         killer.cancel()
         while !errReader.isFinished { usleep(1000) }
         return ProcessResult(status: process.terminationStatus, stdout: outData,
                              stderr: String(decoding: errData, as: UTF8.self))
+    }
+
+    /// Everything `handle` yields up to end of file. Reads a signal interrupts are retried:
+    /// Foundation's `readDataToEndOfFile` traps on EINTR, which child processes' SIGCHLD can cause.
+    static func readToEnd(_ handle: FileHandle) -> Data {
+        var data = Data()
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(handle.fileDescriptor, $0.baseAddress, $0.count) }
+            if count > 0 {
+                data.append(contentsOf: chunk[0..<count])
+            } else if count == 0 || errno != EINTR {
+                return data
+            }
+        }
     }
 
     /// Runs a tool that must succeed; its failure becomes a thrown error with its stderr.
