@@ -99,7 +99,7 @@ let package = Package(
             dependencies: ["Sluice", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
 
         // Test helpers shared by the test targets (temporary folders, ffmpeg, sample media).
-        .target(name: "TestSupport", dependencies: ["MediaCore"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["MediaCore", "MediaCodecs"], path: "Tests/TestSupport"),
         .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore"]),
         .testTarget(name: "MediaConvertTests", dependencies: ["MediaConvert", "TestSupport"]),
         .testTarget(name: "MediaFilesTests", dependencies: ["MediaFiles", "TestSupport"]),

@@ -2,6 +2,23 @@
 // Sluice's benchmarks (package-benchmark). Run: cd Benchmarks && swift package benchmark
 import PackageDescription
 
+/// A benchmark executable in Benchmarks/`name`: the harness and its plug-in, plus `dependencies`.
+func benchmark(_ name: String, dependencies: [Target.Dependency]) -> Target {
+    .executableTarget(
+        name: name,
+        dependencies: [.product(name: "Benchmark", package: "benchmark")] + dependencies,
+        path: "Benchmarks/\(name)",
+        plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+    )
+}
+
+/// A benchmark of codecs: Sluice, the shared setup, and the `extra` products of Sluice it uses (the bare C
+/// library of a bare-loop row).
+func codecBenchmark(_ name: String, extra: [String]) -> Target {
+    benchmark(name, dependencies: ["BenchmarkSupport", .product(name: "Sluice", package: "Sluice")]
+        + extra.map { .product(name: $0, package: "Sluice") })
+}
+
 let package = Package(
     name: "SluiceBenchmarks",
     dependencies: [
@@ -9,45 +26,20 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
-        .executableTarget(
-            name: "VP8Encode",
+        // Setup shared by the benchmarks: the sample clip, a preloaded source, a byte-counting sink,
+        // the source -> encoder -> sink graph.
+        .target(
+            name: "BenchmarkSupport",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "Sluice", package: "Sluice"),
-                .product(name: "CVPX", package: "Sluice"),
-                .product(name: "CSluiceShims", package: "Sluice"),
             ],
-            path: "Benchmarks/VP8Encode",
-            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+            path: "Support"
         ),
-        .executableTarget(
-            name: "OpenH264Codec",
-            dependencies: [
-                .product(name: "Benchmark", package: "benchmark"),
-                .product(name: "Sluice", package: "Sluice"),
-                .product(name: "CodecOpenH264", package: "Sluice"),
-            ],
-            path: "Benchmarks/OpenH264Codec",
-            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        ),
-        .executableTarget(
-            name: "OpusEncode",
-            dependencies: [
-                .product(name: "Benchmark", package: "benchmark"),
-                .product(name: "Sluice", package: "Sluice"),
-                .product(name: "COpus", package: "Sluice"),
-            ],
-            path: "Benchmarks/OpusEncode",
-            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        ),
-        .executableTarget(
-            name: "GraphRuntime",
-            dependencies: [
-                .product(name: "Benchmark", package: "benchmark"),
-                .product(name: "MediaCore", package: "Sluice"),
-            ],
-            path: "Benchmarks/GraphRuntime",
-            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        ),
+        codecBenchmark("VP8Encode", extra: ["CVPX", "CSluiceShims"]),
+        codecBenchmark("X264Encode", extra: ["CX264"]),
+        codecBenchmark("OpenH264Codec", extra: ["CodecOpenH264"]),
+        codecBenchmark("OpusEncode", extra: ["COpus"]),
+        benchmark("GraphRuntime", dependencies: [.product(name: "MediaCore", package: "Sluice")]),
     ]
 )

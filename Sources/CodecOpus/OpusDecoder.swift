@@ -27,7 +27,8 @@ public final class OpusDecoder: AudioDecoder {
     private let concealChunk: Int
     /// Where libopus writes decoded samples before they are copied into a pooled frame.
     private let scratch: UnsafeMutableRawBufferPointer
-    /// Output samples still to be dropped for the pre-skip.
+    /// The pre-skip at the output rate, and the output samples still to be dropped for it.
+    private let skipAtOutputRate: Int
     private var skipRemaining: Int
     /// Where the next output sample belongs (output-rate ticks, pre-skip already subtracted).
     private var nextTime: Int64 = 0
@@ -64,7 +65,8 @@ public final class OpusDecoder: AudioDecoder {
         maxSamples = Opus.maxPacketSamples * output.sampleRate / 48_000
         concealChunk = output.sampleRate / 400
         scratch = .allocate(byteCount: maxSamples * bytesPerFrame, alignment: 64)
-        skipRemaining = Int(MediaTime(Int64(preSkip), timebase: Opus.timebase).rescaled(to: outputTimebase).value)
+        skipAtOutputRate = Int(MediaTime(Int64(preSkip), timebase: Opus.timebase).rescaled(to: outputTimebase).value)
+        skipRemaining = skipAtOutputRate
     }
 
     deinit {
@@ -119,8 +121,15 @@ public final class OpusDecoder: AudioDecoder {
         try conceal(samples: concealmentSamples(duration), emit)
     }
 
-    /// Opus holds no samples back, so there is nothing to drain.
-    public func flush(emit: (AudioFrame) throws -> Void) throws {}
+    /// End of stream. Opus holds no samples back, so nothing is emitted; the decoder is reset
+    /// (`OPUS_RESET_STATE`), so that the next packet starts a new stream, as an `OpusEncoder` does
+    /// after its own flush: nothing of the old stream's state (CELT's energy prediction and overlap,
+    /// SILK's filters) leaks into it, and its first `preSkip` samples are dropped again.
+    public func flush(emit: (AudioFrame) throws -> Void) throws {
+        try Opus.check(sluice_opus_decoder_reset(decoder), "reset")
+        skipRemaining = skipAtOutputRate
+        nextTime = 0
+    }
 
     // MARK: - Helpers
 

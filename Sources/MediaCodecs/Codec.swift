@@ -96,10 +96,13 @@ public struct AudioEncoderSettings: Sendable, Equatable {
 public protocol AudioEncoder: AnyObject {
     /// Encodes `frame`, handing every packet the encoder completes to `emit`.
     func encode(_ frame: AudioFrame, emit: (EncodedFrame) throws -> Void) throws
-    /// End of stream: pads and encodes what is buffered.
+    /// End of stream: pads and encodes what is buffered. The stream's packets then cover, by their
+    /// durations, `preSkip` plus every input sample (the last one's shorter duration trims the
+    /// padding); the next frame starts a new stream.
     func flush(emit: (EncodedFrame) throws -> Void) throws
     func setBitrate(_ bitsPerSecond: Int) throws
-    /// Samples (per channel) the decoder must drop from the start of the decoded stream (Opus pre-skip).
+    /// Samples (per channel, at the rate of the packets' timestamps: 48 kHz for Opus) of encoder delay
+    /// at the start of the decoded stream, which the decoder must drop (Opus pre-skip).
     var preSkip: Int { get }
 }
 
@@ -108,6 +111,7 @@ public protocol AudioDecoder: AnyObject {
     func decode(_ frame: EncodedFrame, emit: (AudioFrame) throws -> Void) throws
     /// Makes up `duration` of audio for packets that never arrived (packet-loss concealment).
     func concealLoss(duration: MediaTime, emit: (AudioFrame) throws -> Void) throws
+    /// End of stream: emits what is held back; the next packet starts a new stream.
     func flush(emit: (AudioFrame) throws -> Void) throws
 }
 

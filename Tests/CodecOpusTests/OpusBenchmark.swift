@@ -2,6 +2,7 @@ import CodecOpus
 import Foundation
 import MediaCodecs
 import MediaCore
+import TestSupport
 import Testing
 
 /// Encode and decode speed, off by default: `SLUICE_OPUS_BENCH=1 swift test -c release --filter OpusBenchmark`.

@@ -212,6 +212,28 @@ struct OpusTests {
         #expect(encoder.outputPool.outstanding == 0 && decoder.outputPool.outstanding == 0)
     }
 
+    @Test("after flush, encoder and decoder start a new stream exactly as fresh ones would")
+    func newStreamAfterFlush() throws {
+        let input = pcmFormat()
+        let first = TestAudio.frames(try TestAudio.raw(seconds: 1), format: input, pool: inputPool)
+        let second = TestAudio.frames(try TestAudio.raw(seconds: 1, speech: true), format: input, start: 480_000,
+                                      pool: inputPool)
+        let settings = AudioEncoderSettings(bitrate: 64_000)
+        let encoder = try OpusEncoder(format: input, settings: settings)
+        let decoder = try OpusDecoder(input: opusFormat(), output: input, preSkip: encoder.preSkip)
+        _ = try decodeAll(try encodeAll(first, with: encoder), with: decoder)
+        let reused = try decodeAll(try encodeAll(second, with: encoder), with: decoder)
+
+        let freshEncoder = try OpusEncoder(format: input, settings: settings)
+        let fresh = try decodeAll(try encodeAll(second, with: freshEncoder),
+                                  with: OpusDecoder(input: opusFormat(), output: input, preSkip: freshEncoder.preSkip))
+        // The pre-skip is dropped again, and no state of the first stream is left in either codec.
+        #expect(reused.map(\.sampleCount).reduce(0, +) == 48_000)
+        #expect(reused.first?.pts == MediaTime(480_000, timebase: Rational(1, 48_000)))
+        let (a, b) = (floats(reused), floats(fresh))
+        #expect(a.count == b.count && zip(a, b).allSatisfy { $0 == $1 }, "the reused codecs' output differs from fresh ones'")
+    }
+
     @Test("providers make working codecs and describe them")
     func providers() throws {
         var registry = CodecRegistry()

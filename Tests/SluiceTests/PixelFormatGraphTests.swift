@@ -27,13 +27,13 @@ import TestSupport
     @Test func nv12SourceReachesAnI420SinkThroughTheConverter() throws {
         let (source, reference) = try pictures(.nv12, pixFmt: "nv12")
         let graph = Graph()
-        let sink = PicturesSink()
-        graph.add(sink, input: graph.add(try PixelFormatConverterNode(), input: graph.add(PicturesSource(source))))
+        let sink = picturesSink()
+        graph.add(sink, input: graph.add(try PixelFormatConverterNode(), input: graph.add(picturesSource(source))))
         try graph.run()
-        #expect(sink.pictures.count == Self.count)
-        #expect(sink.pictures.allSatisfy { $0.pixelFormat == .i420 })
-        #expect(sink.pictures.map(\.pts) == source.map(\.pts))
-        for (got, expected) in zip(sink.pictures, reference) { #expect(TestSupport.packed(got) == TestSupport.packed(expected)) }
+        #expect(sink.items.count == Self.count)
+        #expect(sink.items.allSatisfy { $0.pixelFormat == .i420 })
+        #expect(sink.items.map(\.pts) == source.map(\.pts))
+        for (got, expected) in zip(sink.items, reference) { #expect(TestSupport.packed(got) == TestSupport.packed(expected)) }
     }
 
     @Test(arguments: [(PixelFormat.yuy2, "yuyv422"), (.uyvy, "uyvy422"), (.nv12, "nv12")])
@@ -41,14 +41,14 @@ import TestSupport
         let (source, reference) = try pictures(format, pixFmt: pixFmt)
         let registry = CodecRegistry.builtIn
         let graph = Graph()
-        let sink = PicturesSink()
-        let converted = graph.add(try PixelFormatConverterNode(), input: graph.add(PicturesSource(source)))
+        let sink = picturesSink()
+        let converted = graph.add(try PixelFormatConverterNode(), input: graph.add(picturesSource(source)))
         let encoded = graph.add(VideoEncoderNode(try registry.videoEncoder(for: .vp8), settings: VideoEncoderSettings()),
                                 input: converted)
         graph.add(sink, input: graph.add(VideoDecoderNode(try registry.videoDecoder(for: .vp8)), input: encoded))
         try graph.run()
-        #expect(sink.pictures.count == Self.count)
-        let psnr = zip(reference, sink.pictures).map { PictureQuality.psnr($0, $1) }.min() ?? 0
+        #expect(sink.items.count == Self.count)
+        let psnr = zip(reference, sink.items).map { PictureQuality.psnr($0, $1) }.min() ?? 0
         print("\(format) -> I420 -> VP8 at 800 kbit/s, 160x120: lowest PSNR \(psnr) dB")
         #expect(psnr > 30)
     }
@@ -57,8 +57,8 @@ import TestSupport
         let (source, _) = try pictures(.nv12, pixFmt: "nv12")
         let graph = Graph()
         let encoder = VideoEncoderNode(try CodecRegistry.builtIn.videoEncoder(for: .vp8), settings: VideoEncoderSettings())
-        graph.add(PicturesSink(), input: graph.add(VideoDecoderNode(try CodecRegistry.builtIn.videoDecoder(for: .vp8)),
-                                                   input: graph.add(encoder, input: graph.add(PicturesSource(source)))))
+        graph.add(picturesSink(), input: graph.add(VideoDecoderNode(try CodecRegistry.builtIn.videoDecoder(for: .vp8)),
+                                                   input: graph.add(encoder, input: graph.add(picturesSource(source)))))
         #expect {
             try graph.build()
         } throws: { error in
@@ -73,8 +73,8 @@ import TestSupport
         source.insert(VideoFrame(pixelFormat: .yuy2, width: Self.width, height: Self.height, pts: source[3].pts,
                                  pool: BufferPool(name: "stray")), at: 3)
         let graph = Graph()
-        graph.add(PicturesSink(), input: graph.add(try PixelFormatConverterNode(name: "to-i420"),
-                                                   input: graph.add(PicturesSource(source))))
+        graph.add(picturesSink(), input: graph.add(try PixelFormatConverterNode(name: "to-i420"),
+                                                   input: graph.add(picturesSource(source))))
         #expect {
             try graph.run()
         } throws: { error in
@@ -120,17 +120,27 @@ final class EncodedFramesSource: MediaSource {
         }
         let format = VideoFormat(encoding: .compressed(.mjpeg), width: width, height: height, frameRate: Samples.frameRate)
         let decoder = VideoDecoderNode(try CodecRegistry.builtIn.videoDecoder(for: .mjpeg))
-        let sink = PicturesSink()
+        let sink = picturesSink()
         let graph = Graph()
         graph.add(sink, input: graph.add(decoder, input: graph.add(EncodedFramesSource(frames, format: format))))
         try graph.run()
-        #expect(sink.pictures.count == count - 1)
+        #expect(sink.items.count == count - 1)
         #expect(decoder.corruptFrames == 1 && decoder.skippedFrames == 0)
         #expect(decoder.firstError == "\(MJPEGError.missingEndOfImage(byteCount: jpegs[4].count / 2))")
         let expected = references.enumerated().filter { $0.offset != 4 }.map(\.element)
-        #expect(sink.pictures.map(\.pts) == expected.map(\.pts))
-        let psnr = zip(expected, sink.pictures).map { PictureQuality.psnr($0, $1) }.min() ?? 0
+        #expect(sink.items.map(\.pts) == expected.map(\.pts))
+        let psnr = zip(expected, sink.items).map { PictureQuality.psnr($0, $1) }.min() ?? 0
         print("camera MJPEG 4:2:2 160x120 through the graph: lowest PSNR \(psnr) dB against ffmpeg")
         #expect(psnr >= 45)  // the 4:2:2 threshold of MJPEGDecoderTests
     }
 }
+
+/// A source of prepared pictures, in the first one's pixel format and size.
+func picturesSource(_ pictures: [VideoFrame]) -> ItemsSource<VideoFrame> {
+    ItemsSource(pictures, format: .video(VideoFormat(encoding: .pixels(pictures[0].pixelFormat), width: pictures[0].width,
+                                                     height: pictures[0].height, frameRate: Rational(25, 1))),
+                name: "pictures")
+}
+
+/// A sink keeping the I420 pictures it receives.
+func picturesSink() -> CollectingSink<VideoFrame> { CollectingSink(accepting: [.video(.exactly(.pixels(.i420)))], name: "received") }

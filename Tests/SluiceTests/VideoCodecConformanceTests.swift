@@ -3,21 +3,6 @@ import Sluice
 import Testing
 import TestSupport
 
-/// An encoder provider and the decoder that checks its output.
-struct VideoCodecPair: CustomStringConvertible, Sendable {
-    let encoder: any VideoEncoderProvider
-    let decoder: any VideoDecoderProvider
-    var description: String { "\(encoder.codec) \(encoder.name) -> \(decoder.name)" }
-
-    /// Every encoder of the built-in registry with every decoder of its codec.
-    static var builtIn: [VideoCodecPair] {
-        let registry = CodecRegistry.builtIn
-        return registry.videoEncoders.flatMap { encoder in
-            registry.videoDecoders.filter { $0.codec == encoder.codec }.map { VideoCodecPair(encoder: encoder, decoder: $0) }
-        }
-    }
-}
-
 /// The behaviour every video codec provider must have, run over every built-in provider.
 @Suite struct VideoCodecConformanceTests {
     static let format = VideoFormat(encoding: .pixels(.i420), width: 320, height: 240, frameRate: Rational(25, 1))

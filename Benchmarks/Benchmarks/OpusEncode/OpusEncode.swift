@@ -1,8 +1,11 @@
-// Opus encoding of 10 s of 48 kHz stereo (64 kbit/s, 20 ms packets, complexity 10), once through
+// Opus encoding of 10 s of 48 kHz stereo (64 kbit/s, 20 ms packets, complexity 10), through
 // Sluice's OpusEncoder (input frames of 10 ms, so every packet straddles two frames and goes
-// through the encoder's buffer) and once as libopus called in a bare loop; and Sluice's decoder.
-// Malloc counts are per run of 500 packets: once warm, the wrappers allocate nothing per packet.
+// through the encoder's buffer), through a Sluice graph (source -> AudioEncoderNode -> sink, one
+// thread per node; also over the first 5 s) and as libopus called in a bare loop; and Sluice's
+// decoder. Malloc counts are per run of 500 packets: once warm, the wrappers and the graph
+// allocate nothing per packet.
 import Benchmark
+import BenchmarkSupport
 import COpus
 import Foundation
 import Sluice
@@ -90,17 +93,14 @@ func decodeWithSluice() throws -> Int {
 let benchmarks: @Sendable () -> Void = {
     _ = frames.count
     _ = packets.count
-    Benchmark.defaultConfiguration = .init(
-        metrics: [.wallClock, .cpuTotal, .throughput, .mallocCountTotal],
-        warmupIterations: 1, scalingFactor: .one,
-        maxDuration: .seconds(15), maxIterations: 15,
-        // The allocation budget (Thresholds/, recorded: about 20 a run, for creating the codec and
-        // warming its pool). The slack is small next to what one allocation per packet would add: 500.
-        thresholds: [.mallocCountTotal: .init(absolute: [.p90: 16])])
+    // The allocation budget (Thresholds/, recorded: about 20 a run, for creating the codec and
+    // warming its pool). The slack is small next to what one allocation per packet would add: 500.
+    Benchmark.defaultConfiguration = .codec(mallocSlack: 16)
 
     Benchmark("SluiceEncoder") { benchmark in
         blackHole(try encodeWithSluice())
     }
+    graphBenchmarks(frames, format: .audio(format)) { AudioEncoderNode(OpusEncoderProvider(), settings: settings) }
     Benchmark("BareLibopus") { benchmark in
         blackHole(encodeBare())
     }
