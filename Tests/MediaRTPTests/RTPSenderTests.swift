@@ -1,0 +1,130 @@
+import MediaCore
+import Testing
+
+@testable import MediaRTP
+
+@Suite struct RTPSenderTests {
+    static let timebase = Rational(1, 30)
+
+    /// A VP8-looking frame of `size` bytes (first byte's bit 0 clear: a key frame, RFC 6386 §9.1).
+    static func frame(_ index: Int, size: Int, keyframe: Bool = false) -> EncodedFrame {
+        var bytes = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index) }
+        bytes[0] = keyframe ? bytes[0] & 0xFE : bytes[0] | 1
+        return bytes.withUnsafeBytes {
+            EncodedFrame(codec: .vp8, isKeyframe: keyframe, pts: MediaTime(Int64(index), timebase: timebase), copying: $0, pool: nil)
+        }
+    }
+
+    static func sender(rtx: (payloadType: UInt8, ssrc: UInt32)? = nil, firstSequence: UInt16 = 65534,
+                       history: Int = 16) throws -> RTPSender<VP8Packetizer> {
+        RTPSender(packetizer: try VP8Packetizer(maxPayloadSize: 1000),
+                  configuration: .init(payloadType: 96, ssrc: 0x1234_5678, initialSequenceNumber: firstSequence,
+                                       timestampOffset: 0xFFFF_F000, historySize: history, rtx: rtx))
+    }
+
+    static func send(_ frame: EncodedFrame, with sender: inout RTPSender<VP8Packetizer>, at seconds: Double = 0) throws -> [[UInt8]] {
+        var packets: [[UInt8]] = []
+        try sender.send(frame, at: .seconds(seconds)) { packets.append(Array($0)) }
+        return packets
+    }
+
+    @Test func framesBecomeNumberedStampedPacketsThatDepacketizeBack() throws {
+        var sender = try Self.sender()
+        var depacketizer = VP8Depacketizer()
+        var output = [UInt8](repeating: 0, count: 5000)
+        for index in 0..<3 {
+            let frame = Self.frame(index, size: 2500, keyframe: index == 0)
+            let packets = try Self.send(frame, with: &sender)
+            #expect(packets.count == 3, "2500 bytes in payloads of at most 1000")
+            depacketizer.startFrame()
+            for (n, bytes) in packets.enumerated() {
+                let packet = try RTPPacket(parsing: bytes)
+                #expect(packet.header.payloadType == 96 && packet.header.ssrc == 0x1234_5678)
+                // Sequence numbers run on across the 16-bit wrap (RFC 3550 §5.1).
+                #expect(packet.header.sequenceNumber == 65534 &+ UInt16(3 * index + n))
+                // 1/30 s is 3000 ticks of the 90 kHz clock, after the random offset, modulo 2^32.
+                #expect(packet.header.timestamp == 0xFFFF_F000 &+ UInt32(3000 * index))
+                #expect(packet.header.marker == (n == 2))
+                try bytes.withUnsafeBytes { raw in
+                    try output.withUnsafeMutableBytes { out in
+                        try depacketizer.append(UnsafeRawBufferPointer(rebasing: raw[packet.payloadRange]),
+                                                sequenceNumber: packet.header.sequenceNumber, marker: packet.header.marker,
+                                                into: out)
+                    }
+                }
+            }
+            let info = try depacketizer.finishFrame()
+            #expect(Array(output.prefix(info.byteCount)) == Array(frame.bytes))
+            #expect(info.isKeyframe == (index == 0))
+        }
+        #expect(sender.statistics.packetCount == 9)
+        #expect(sender.statistics.octetCount > 3 * 2500, "payloads include the VP8 descriptors")
+    }
+
+    @Test func aNackedPacketIsSentAgainAsItWas() throws {
+        var sender = try Self.sender()
+        let packets = try Self.send(Self.frame(0, size: 2500), with: &sender)
+        var resent: [[UInt8]] = []
+        #expect(try sender.retransmit(65535) { resent.append(Array($0)) })
+        #expect(resent == [packets[1]])
+        let nack = GenericNACK(senderSSRC: 1, mediaSSRC: 0x1234_5678, lostSequenceNumbers: [65534, 0])
+        resent = []
+        try sender.retransmit(nack) { resent.append(Array($0)) }
+        #expect(resent == [packets[0], packets[2]])
+        #expect(sender.statistics.retransmissions == 3)
+    }
+
+    /// RFC 4588 §4: the RTX packet has the RTX payload type, SSRC and sequence numbering, the
+    /// original timestamp and marker, and the original sequence number before the original payload.
+    @Test func retransmissionsGoAsRTXWhenConfigured() throws {
+        var sender = try Self.sender(rtx: (97, 0xABCD_EF01))
+        let packets = try Self.send(Self.frame(0, size: 2500), with: &sender)
+        var resent: [[UInt8]] = []
+        for sequence: UInt16 in [0, 65534] { try sender.retransmit(sequence) { resent.append(Array($0)) } }
+        #expect(resent.count == 2)
+        let first = try RTPPacket(parsing: resent[0]), second = try RTPPacket(parsing: resent[1])
+        let original = try RTPPacket(parsing: packets[2])
+        #expect(first.header.payloadType == 97 && first.header.ssrc == 0xABCD_EF01)
+        #expect(first.header.timestamp == original.header.timestamp && first.header.marker)
+        #expect(second.header.sequenceNumber == first.header.sequenceNumber &+ 1 && !second.header.marker)
+        #expect(Array(resent[0][first.payloadRange].prefix(2)) == [0x00, 0x00], "original sequence number 0")
+        #expect(Array(resent[0][first.payloadRange].dropFirst(2)) == Array(packets[2][original.payloadRange]))
+        #expect(Array(resent[1][second.payloadRange].prefix(2)) == [0xFF, 0xFE], "original sequence number 65534")
+    }
+
+    @Test func packetsOlderThanTheHistoryAreNotResent() throws {
+        var sender = try Self.sender(history: 4)
+        for index in 0..<3 { _ = try Self.send(Self.frame(index, size: 2500), with: &sender) }
+        var resent = 0
+        // Nine packets went out (65534...6); four slots keep 3...6.
+        #expect(try !sender.retransmit(65534) { _ in resent += 1 })
+        #expect(try !sender.retransmit(2) { _ in resent += 1 })
+        #expect(try sender.retransmit(3) { _ in resent += 1 })
+        #expect(resent == 1)
+        #expect(sender.statistics.retransmissionsMissed == 2)
+    }
+
+    /// RFC 3550 §6.4.1: the report's RTP timestamp is the one of the same instant as its NTP time.
+    @Test func senderReportsMapWallClockToMediaTime() throws {
+        var sender = try Self.sender()
+        let start = sender.senderReport(at: .zero, wallClock: NTPTimestamp(unixSeconds: 1_000))
+        #expect(start.rtpTimestamp == 0xFFFF_F000 && start.packetCount == 0)
+        _ = try Self.send(Self.frame(10, size: 500), with: &sender, at: 5)
+        let report = sender.senderReport(at: .seconds(5.5), wallClock: NTPTimestamp(unixSeconds: 1_005.5))
+        // Frame 10 is at 1/3 s (30000 ticks); half a second later is 45000 ticks on.
+        #expect(report.rtpTimestamp == 0xFFFF_F000 &+ 30_000 &+ 45_000)
+        #expect(report.ssrc == 0x1234_5678 && report.packetCount == 1)
+        #expect(report.octetCount == UInt32(sender.statistics.octetCount))
+        #expect(report.ntpTimestamp == NTPTimestamp(unixSeconds: 1_005.5))
+    }
+
+    @Test func aFrameThePacketizerRefusesSendsNothing() throws {
+        var sender = try Self.sender()
+        let empty = [UInt8]().withUnsafeBytes {
+            EncodedFrame(codec: .vp8, isKeyframe: true, pts: .init(0, timebase: Self.timebase), copying: $0, pool: nil)
+        }
+        var sent = 0
+        #expect(throws: RTPPayloadError.self) { try sender.send(empty, at: .zero) { _ in sent += 1 } }
+        #expect(sent == 0 && sender.statistics.packetCount == 0)
+    }
+}
