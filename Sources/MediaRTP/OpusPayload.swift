@@ -76,4 +76,9 @@ public struct OpusDepacketizer: RTPDepacketizer {
         guard assembly.packetCount > 0 else { throw .emptyFrame }
         return RTPFrameInfo(byteCount: assembly.byteCount, isKeyframe: true, packetCount: 1)
     }
+
+    public static var eachPayloadIsAFrame: Bool { true }
+
+    /// From the TOC byte and frame count (RFC 6716 §3.1); the 48 kHz samples are RTP clock ticks.
+    public static func duration(ofFrame frame: UnsafeRawBufferPointer) -> Int? { OpusPacket.duration(frame) }
 }

@@ -71,4 +71,9 @@ public enum RTPPayloadError: Error, Sendable, Hashable {
     /// The first packet of a frame has no VP8 payload bytes, so not even the P bit of the VP8 payload
     /// header (§4.3) that tells key frames.
     case vp8PayloadHeaderMissing
+
+    // MARK: RTX (RFC 4588)
+
+    /// An RTX payload shorter than its 2-byte original sequence number (§4).
+    case rtxOriginalSequenceNumberMissing
 }

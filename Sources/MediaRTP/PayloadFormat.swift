@@ -109,6 +109,19 @@ public protocol RTPDepacketizer: Sendable {
     /// Ends the frame and describes it; throws when it is incomplete (nothing appended, a fragment
     /// left open).
     mutating func finishFrame() throws(RTPPayloadError) -> RTPFrameInfo
+
+    /// Whether every payload is a whole frame that decodes on its own (audio such as Opus, RFC 7587
+    /// §4.2): a jitter buffer then skips what is lost rather than waiting for a keyframe, and does not
+    /// read the marker bit as the end of a frame. False by default (video).
+    static var eachPayloadIsAFrame: Bool { get }
+
+    /// The duration of an assembled frame in clock-rate ticks, where its bytes tell it; nil by default.
+    static func duration(ofFrame frame: UnsafeRawBufferPointer) -> Int?
+}
+
+extension RTPDepacketizer {
+    public static var eachPayloadIsAFrame: Bool { false }
+    public static func duration(ofFrame frame: UnsafeRawBufferPointer) -> Int? { nil }
 }
 
 /// What `RTPDepacketizer.inspect(_:)` reads from one payload.

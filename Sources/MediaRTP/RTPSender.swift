@@ -145,51 +145,68 @@ public struct RTPSenderStatistics: Sendable, Hashable {
 }
 
 /// The last packets sent, in fixed slots indexed by sequence number, plus one scratch slot for
-/// building RTX packets. The slots are allocated once; copies of a history share them, so one
-/// sender (and its copies' owner) must use a history at a time, as a stream's sender does.
-struct PacketHistory: @unchecked Sendable {
-    let slotSize: Int
-    private let mask: Int
-    private let storage: SlotStorage
+/// building RTX packets. Copies of a history share its slots, so one sender (and its copies' owner)
+/// must use a history at a time, as a stream's sender does.
+struct PacketHistory: Sendable {
+    private let slots: PacketSlots
     /// Per slot: the sequence number it holds and the packet's length (0 = empty).
     private var sequenceNumbers: [UInt16]
     private var lengths: [Int]
 
-    init(slots: Int, slotSize: Int) {
-        var count = 1
-        while count < max(1, slots) { count <<= 1 }
-        self.slotSize = slotSize
-        mask = count - 1
-        storage = SlotStorage(byteCount: (count + 1) * slotSize)
-        sequenceNumbers = [UInt16](repeating: 0, count: count)
-        lengths = [Int](repeating: 0, count: count)
+    init(slots count: Int, slotSize: Int) {
+        slots = PacketSlots(count: count, slotSize: slotSize, spare: 1)
+        sequenceNumbers = [UInt16](repeating: 0, count: slots.count)
+        lengths = [Int](repeating: 0, count: slots.count)
     }
 
+    var slotSize: Int { slots.slotSize }
+
     /// The slot for packet `sequenceNumber`, to write it into before `record`ing it.
-    func slot(for sequenceNumber: UInt16) -> UnsafeMutableRawBufferPointer { slot(at: Int(sequenceNumber) & mask) }
+    func slot(for sequenceNumber: UInt16) -> UnsafeMutableRawBufferPointer { slots[slots.index(Int(sequenceNumber))] }
 
     /// The slot after the history's, for building a packet from one in the history.
-    var scratch: UnsafeMutableRawBufferPointer { slot(at: mask + 1) }
+    var scratch: UnsafeMutableRawBufferPointer { slots[slots.count] }
 
     /// Notes that `slot(for: sequenceNumber)` now holds that packet, `length` bytes long.
     mutating func record(_ sequenceNumber: UInt16, length: Int) {
-        sequenceNumbers[Int(sequenceNumber) & mask] = sequenceNumber
-        lengths[Int(sequenceNumber) & mask] = length
+        sequenceNumbers[slots.index(Int(sequenceNumber))] = sequenceNumber
+        lengths[slots.index(Int(sequenceNumber))] = length
     }
 
     /// The packet numbered `sequenceNumber`, if its slot still holds it.
     func packet(_ sequenceNumber: UInt16) -> UnsafeRawBufferPointer? {
-        let index = Int(sequenceNumber) & mask
+        let index = slots.index(Int(sequenceNumber))
         guard lengths[index] > 0, sequenceNumbers[index] == sequenceNumber else { return nil }
-        return UnsafeRawBufferPointer(rebasing: slot(at: index)[0..<lengths[index]])
+        return UnsafeRawBufferPointer(rebasing: slots[index][0..<lengths[index]])
+    }
+}
+
+/// Fixed-size packet slots, allocated once and indexed by (extended) sequence number modulo their
+/// count, a power of two; `spare` more slots follow for the owner's own use. Copies share the memory,
+/// which is freed with the last copy; the owner keeps one writer at a time.
+struct PacketSlots: @unchecked Sendable {
+    let slotSize: Int
+    /// Slots indexed by sequence number (the spare ones come after).
+    let count: Int
+    private let storage: Storage
+
+    init(count: Int, slotSize: Int, spare: Int = 0) {
+        var rounded = 1
+        while rounded < max(1, count) { rounded <<= 1 }
+        self.count = rounded
+        self.slotSize = slotSize
+        storage = Storage(byteCount: (rounded + spare) * slotSize)
     }
 
-    private func slot(at index: Int) -> UnsafeMutableRawBufferPointer {
+    /// The slot of sequence number `sequence`.
+    @inline(__always)
+    func index(_ sequence: Int) -> Int { sequence & (count - 1) }
+
+    subscript(index: Int) -> UnsafeMutableRawBufferPointer {
         UnsafeMutableRawBufferPointer(rebasing: storage.bytes[(index * slotSize)..<((index + 1) * slotSize)])
     }
 
-    /// Memory allocated once and freed with the last history that uses it.
-    private final class SlotStorage {
+    private final class Storage {
         let bytes: UnsafeMutableRawBufferPointer
         init(byteCount: Int) { bytes = .allocate(byteCount: byteCount, alignment: 16) }
         deinit { bytes.deallocate() }

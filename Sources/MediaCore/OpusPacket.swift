@@ -1,4 +1,4 @@
-/// What can be read from an Opus packet's bytes without decoding it (RFC 6716 §3), so that file code
+/// What can be read from an Opus packet's bytes without decoding it (RFC 6716 §3), so that file and RTP code
 /// need not link libopus. Every function checks bounds and takes any bytes.
 public enum OpusPacket {
     /// The longest packet, 120 ms, in 48 kHz samples (RFC 6716 §3.2.5 [R5]).

@@ -1,0 +1,542 @@
+import MediaCore
+
+/// The receiving side of one RTP stream: puts packets back in order, asks again for missing ones
+/// (generic NACK, RFC 4585 §6.2.1; answered plainly or as RTX, RFC 4588), assembles frames with a
+/// payload format's depacketizer, and releases them at their playout time. Pure logic, driven by the
+/// caller's clock:
+///
+/// ```
+/// socket ─► insert(packet, bytes, arrival) ─► slots ─► nextFrame(at:) ─► decoder
+///                                               │
+///               feedback(at:) ◄─ gaps, losses ──┘ ─► NACK / PLI ─► sender
+///  call nextFrame / feedback again at nextDeadline
+/// ```
+///
+/// Packets are copied into fixed slots allocated once (`capacity` of them, `maxPacketSize` bytes
+/// each) and frames into buffers from the caller's pool, so nothing is allocated per packet or frame
+/// once warm.
+///
+/// **Playout.** A frame is due at its expected arrival, its RTP timestamp mapped onto the arrival
+/// clock through the lowest transit time seen (the fastest packet shows the network's fixed delay),
+/// plus the target delay. Frames leave in RTP timestamp order; one still incomplete when due is given
+/// up, and so is a missing packet whose frame is due.
+///
+/// **Target delay** (J: interarrival jitter in seconds, RFC 3550 §6.4.1; RTT: the last
+/// `updateRoundTripTime`, else 100 ms):
+///
+///     target = clamp(max(4·J, nack && lossSeen ? RTT + reorderAllowance + 4·J : 0), minimumDelay, maximumDelay)
+///
+/// 4·J covers the spread of arrivals about the fastest one (J is a mean deviation). Once a loss has
+/// been seen, and only if NACK is on, a frame must also wait for a retransmission: the gap shows
+/// after the reorder allowance, the request and its answer take a round trip, and the answer is itself
+/// subject to jitter. Without losses no round trip is paid.
+///
+/// **Reference integrity** (video): once a frame is lost or fails to assemble, every following frame
+/// that is not a keyframe is dropped, and `feedback` asks for a keyframe (PLI, RFC 4585 §6.3.1) at
+/// most once per max(RTT, 250 ms) until one is released, so a decoder never gets a frame whose
+/// references are missing. A stream starts at its first keyframe. For audio (`eachPayloadIsAFrame`)
+/// lost frames are just skipped: released frames then show a gap in pts, for concealment.
+public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
+    public struct Configuration: Sendable, Hashable {
+        /// Bounds of the target delay: 10 ms and 1 s by default (an interactive call tolerates
+        /// little more than a second of mouth-to-ear delay).
+        public var minimumDelay: ClockTime
+        public var maximumDelay: ClockTime
+        /// Whether to NACK missing packets (and wait an RTT for them once a loss was seen).
+        public var nack: Bool
+        /// NACKs sent for one packet before it is no longer asked for.
+        public var maxNACKRetries: Int
+        /// Packets kept, rounded up to a power of two: the reordering window.
+        public var capacity: Int
+        /// The largest payload kept; larger packets are discarded.
+        public var maxPacketSize: Int
+        /// Retransmissions arriving as RTX (RFC 4588 §4): their payload type and SSRC; nil for none.
+        public var rtx: (payloadType: UInt8, ssrc: UInt32)? {
+            get { rtxPayloadType.map { ($0, rtxSSRC) } }
+            set { (rtxPayloadType, rtxSSRC) = (newValue?.payloadType, newValue?.ssrc ?? 0) }
+        }
+        private var rtxPayloadType: UInt8?
+        private var rtxSSRC: UInt32 = 0
+
+        public init(minimumDelay: ClockTime = .milliseconds(10), maximumDelay: ClockTime = .milliseconds(1000),
+                    nack: Bool = true, maxNACKRetries: Int = 10, capacity: Int = 512, maxPacketSize: Int = 1500,
+                    rtx: (payloadType: UInt8, ssrc: UInt32)? = nil) {
+            self.minimumDelay = minimumDelay
+            self.maximumDelay = max(minimumDelay, maximumDelay)
+            self.nack = nack
+            self.maxNACKRetries = maxNACKRetries
+            self.capacity = capacity
+            self.maxPacketSize = maxPacketSize
+            self.rtx = rtx
+        }
+    }
+
+    /// What became of an inserted packet.
+    public enum InsertResult: Sendable, Hashable {
+        /// Kept for its frame (also a packet recovered by retransmission).
+        case accepted
+        /// A copy of a packet already held or released.
+        case duplicate
+        /// Its frame was already released or given up, or it is older than the window.
+        case late
+        /// The depacketizer's `inspect` rejected the payload (or an RTX payload had no OSN).
+        case malformed(RTPPayloadError)
+        /// The payload is larger than `maxPacketSize`.
+        case tooLarge
+    }
+
+    /// What the receiver should send the sender now.
+    public struct Feedback: Sendable, Hashable {
+        /// Sequence numbers to NACK (RFC 4585 §6.2.1). The array is the buffer's own, reused by the
+        /// next `feedback` call: drop it before then to keep that call from copying.
+        public var nacks: [UInt16]
+        /// Whether to send a PLI (RFC 4585 §6.3.1).
+        public var keyframeRequest: Bool
+
+        /// The NACKs as one generic NACK message, nil when there are none.
+        public func genericNACK(senderSSRC: UInt32, mediaSSRC: UInt32) -> GenericNACK? {
+            nacks.isEmpty ? nil : GenericNACK(senderSSRC: senderSSRC, mediaSSRC: mediaSSRC, lostSequenceNumbers: nacks)
+        }
+    }
+
+    public let configuration: Configuration
+    public private(set) var reception: ReceptionStatistics
+    private var depacketizer: Depacketizer
+    private let pool: BufferPool
+    private let slots: PacketSlots
+    private var entries: [Entry]
+    private var counters = JitterBufferStatistics()
+    private var timestamps = TimestampUnwrapper()
+    private var firstTimestamp: Int64 = 0
+    /// The lowest extended sequence number not yet released or given up, and the highest received.
+    private var base: Int64 = 0
+    private var highest: Int64 = -1
+    private var started = false
+    private var missingCount = 0
+    /// The lowest arrival minus RTP time (ns) seen: the network's fixed delay plus the clocks' offset.
+    private var minimumTransit = Int64.max
+    private var roundTripTime = ClockTime.milliseconds(100)
+    private var lossSeen = false
+    private var mediaSSRC: UInt32?
+    /// Video: frames are dropped until a keyframe; a keyframe request is due once one was dropped.
+    private var waitingForKeyframe = !Depacketizer.eachPayloadIsAFrame
+    private var keyframeWanted = false
+    private var lastKeyframeRequest: ClockTime?
+    private var lastPictureID: Int?
+    private var nackList: [UInt16] = []
+
+    public init(depacketizer: Depacketizer, configuration: Configuration = .init(), pool: BufferPool) {
+        self.depacketizer = depacketizer
+        self.configuration = configuration
+        self.pool = pool
+        slots = PacketSlots(count: configuration.capacity, slotSize: max(1, configuration.maxPacketSize))
+        entries = [Entry](repeating: Entry(), count: slots.count)
+        nackList.reserveCapacity(slots.count)
+        reception = ReceptionStatistics(clockRate: Depacketizer.clockRate)
+    }
+
+    // MARK: Insert
+
+    /// Takes a received packet parsed from `bytes` (valid during the call only) that arrived at `arrival`.
+    public mutating func insert(_ packet: RTPPacket, in bytes: UnsafeRawBufferPointer, arrival: ClockTime) -> InsertResult {
+        var payload = UnsafeRawBufferPointer(rebasing: bytes[packet.payloadRange])
+        var sequenceNumber = packet.header.sequenceNumber
+        let isRTX = configuration.rtx.map { packet.header.payloadType == $0.payloadType && packet.header.ssrc == $0.ssrc } ?? false
+        if isRTX {
+            // RFC 4588 §4: the original sequence number (OSN), then the original payload.
+            guard payload.count >= 2 else { return discard(.malformed(.rtxOriginalSequenceNumberMissing)) }
+            sequenceNumber = UInt16(payload.uint16(at: 0))
+            payload = payload.slice(2..<payload.count)
+        } else {
+            mediaSSRC = packet.header.ssrc
+        }
+        let info: RTPPayloadInfo
+        do { info = try depacketizer.inspect(payload) } catch { return discard(.malformed(error)) }
+        guard payload.count <= slots.slotSize else { return discard(.tooLarge) }
+
+        let sequence = reception.record(sequenceNumber: sequenceNumber, timestamp: packet.header.timestamp,
+                                        arrival: arrival, measuresJitter: !isRTX)
+        let timestamp = timestamps.unwrap(packet.header.timestamp)
+        if !started {
+            started = true
+            (base, highest, firstTimestamp) = (sequence, sequence - 1, timestamp)
+        }
+        if sequence < base { return rejectOld(sequence) }
+        if sequence > highest { extendWindow(to: sequence, arrival: arrival) }
+
+        let index = slots.index(Int(truncatingIfNeeded: sequence))
+        let old = entries[index]
+        var wasNACKed = false
+        if old.sequence == sequence {  // else the slot holds a number from a cycle ago
+            guard old.state == .missing else {
+                counters.duplicates += 1
+                return .duplicate
+            }
+            missingCount -= 1
+            wasNACKed = old.nackCount > 0
+            if isRTX || wasNACKed { counters.recovered += 1 }
+        }
+        counters.received += 1
+        slots[index].copyMemory(from: payload)
+        entries[index] = Entry(sequence: sequence, timestamp: timestamp, state: .held, length: payload.count,
+                               mediaByteCount: info.mediaByteCount, marker: packet.header.marker,
+                               startsFrame: info.startsFrame, isKeyframe: info.isKeyframe)
+        if !isRTX && !wasNACKed {
+            let transit = arrival.nanoseconds - nanoseconds(timestamp)
+            minimumTransit = min(minimumTransit, transit)
+        }
+        return .accepted
+    }
+
+    private mutating func discard(_ result: InsertResult) -> InsertResult {
+        counters.discarded += 1
+        if case .malformed = result { counters.malformed += 1 }
+        return result
+    }
+
+    /// A packet below the window: a copy of one released, or too late for its frame.
+    private mutating func rejectOld(_ sequence: Int64) -> InsertResult {
+        let entry = entries[slots.index(Int(truncatingIfNeeded: sequence))]
+        if entry.sequence == sequence && entry.state == .released {
+            counters.duplicates += 1
+            return .duplicate
+        }
+        counters.late += 1
+        return .late
+    }
+
+    /// Makes room for `sequence` above the highest received: the numbers between are missing, and
+    /// what no longer fits the window is given up (counted as an overflow).
+    private mutating func extendWindow(to sequence: Int64, arrival: ClockTime) {
+        let newBase = sequence - Int64(slots.count) + 1
+        if newBase > base {
+            counters.overflows += 1
+            giveUp(upTo: min(newBase, highest + 1) - 1)
+            if newBase > highest + 1 {
+                counters.lost += newBase - highest - 1
+                highest = newBase - 1
+            }
+            base = newBase
+        }
+        if sequence > highest + 1 {
+            lossSeen = true
+            let due = arrival + reorderAllowance
+            for missing in (highest + 1)..<sequence {
+                entries[slots.index(Int(truncatingIfNeeded: missing))] =
+                    Entry(sequence: missing, state: .missing, nackDue: due)
+            }
+            missingCount += Int(sequence - highest - 1)
+        }
+        highest = sequence
+    }
+
+    // MARK: Release
+
+    /// The next complete frame whose playout time has come, in RTP timestamp order; nil when none is due.
+    public mutating func nextFrame(at now: ClockTime) -> EncodedFrame? {
+        while true {
+            switch scan() {
+            case .empty:
+                return nil
+            case .incomplete(let timestamp, let lastKnown):
+                guard now >= playoutTime(timestamp) else { return nil }
+                giveUp(upTo: lastKnown)
+            case .complete(let start, let end, let timestamp, let isKeyframe):
+                if start == base && waitingForKeyframe && !isKeyframe {
+                    drop(through: end)
+                    continue
+                }
+                guard now >= playoutTime(timestamp) else { return nil }
+                giveUp(upTo: start - 1)  // packets missing before it: whole frames lost
+                if waitingForKeyframe && !isKeyframe {
+                    drop(through: end)
+                } else if let frame = assemble(through: end, timestamp: timestamp) {
+                    return frame
+                }
+            }
+        }
+    }
+
+    private enum Scan {
+        case empty
+        /// The first frame received lacks packets (`lastKnown` is its highest received one), or
+        /// packets are missing before its start.
+        case incomplete(timestamp: Int64, lastKnown: Int64)
+        /// The first frame received is whole, `start...end`; packets before `start` may be missing.
+        case complete(start: Int64, end: Int64, timestamp: Int64, isKeyframe: Bool)
+    }
+
+    /// What the window starts with.
+    private func scan() -> Scan {
+        guard base <= highest else { return .empty }
+        var start = base
+        while entry(start).state != .held { start += 1 }  // the highest is always held
+        let first = entry(start)
+        if start > base && !first.startsFrame {
+            return .incomplete(timestamp: first.timestamp, lastKnown: lastKnown(of: first.timestamp, from: start))
+        }
+        var sequence = start
+        var isKeyframe = false
+        while true {
+            let current = entry(sequence)
+            isKeyframe = isKeyframe || current.isKeyframe
+            let next = sequence < highest ? entry(sequence + 1) : nil
+            if Depacketizer.eachPayloadIsAFrame || current.marker
+                || (next.map { $0.state == .held && $0.timestamp != first.timestamp } ?? false) {
+                return .complete(start: start, end: sequence, timestamp: first.timestamp, isKeyframe: isKeyframe)
+            }
+            guard let next, next.state == .held, next.timestamp == first.timestamp else {
+                return .incomplete(timestamp: first.timestamp, lastKnown: lastKnown(of: first.timestamp, from: sequence))
+            }
+            sequence += 1
+        }
+    }
+
+    /// The highest received packet of `timestamp` from `sequence` on (missing ones may lie between).
+    private func lastKnown(of timestamp: Int64, from sequence: Int64) -> Int64 {
+        var last = sequence
+        var candidate = sequence + 1
+        while candidate <= highest {
+            let next = entry(candidate)
+            if next.state == .held {
+                if next.timestamp != timestamp { break }
+                last = candidate
+            }
+            candidate += 1
+        }
+        return last
+    }
+
+    /// Gives up everything from `base` through `last`: missing packets are lost, a frame they touch
+    /// is dropped.
+    private mutating func giveUp(upTo last: Int64) {
+        guard last >= base else { return }
+        var held = 0
+        for sequence in base...last {
+            let index = slots.index(Int(truncatingIfNeeded: sequence))
+            switch entries[index].state {
+            case .missing:
+                counters.lost += 1
+                missingCount -= 1
+            case .held: held += 1
+            default: break
+            }
+            entries[index].state = .givenUp
+        }
+        if held > 0 { counters.framesDropped += 1 }
+        base = last + 1
+        lostReferences()
+    }
+
+    /// Drops the whole frame `base...end` (waiting for a keyframe, or undecodable).
+    private mutating func drop(through end: Int64) {
+        for sequence in base...end { entries[slots.index(Int(truncatingIfNeeded: sequence))].state = .givenUp }
+        counters.framesDropped += 1
+        base = end + 1
+        lostReferences()
+    }
+
+    /// Video after a loss: later delta frames lack a reference until a keyframe comes.
+    private mutating func lostReferences() {
+        guard !Depacketizer.eachPayloadIsAFrame else { return }
+        waitingForKeyframe = true
+        keyframeWanted = true
+    }
+
+    /// Assembles `base...end` into a pooled buffer; nil (and the frame dropped) when it does not fit together.
+    private mutating func assemble(through end: Int64, timestamp: Int64) -> EncodedFrame? {
+        var size = 0
+        for sequence in base...end { size += entry(sequence).mediaByteCount }
+        let buffer = pool.acquire(capacity: max(1, size))
+        let output = buffer.storage
+        depacketizer.startFrame()
+        let info: RTPFrameInfo
+        do {
+            for sequence in base...end {
+                let current = entry(sequence)
+                let payload = UnsafeRawBufferPointer(rebasing: slots[slots.index(Int(truncatingIfNeeded: sequence))][0..<current.length])
+                try depacketizer.append(payload, sequenceNumber: UInt16(truncatingIfNeeded: sequence),
+                                        marker: current.marker, into: output)
+            }
+            info = try depacketizer.finishFrame()
+        } catch {
+            drop(through: end)
+            return nil
+        }
+        // VP8 (RFC 7741 §4.2): a PictureID that skips one shows a picture missing in between.
+        if let pictureID = info.pictureID, let last = lastPictureID, !info.isKeyframe,
+           pictureID != (last + 1) & 0x7FFF, pictureID != (last + 1) & 0x7F {
+            drop(through: end)
+            return nil
+        }
+        lastPictureID = info.pictureID
+        for sequence in base...end { entries[slots.index(Int(truncatingIfNeeded: sequence))].state = .released }
+        base = end + 1
+        if info.isKeyframe {
+            waitingForKeyframe = false
+            keyframeWanted = false
+            lastKeyframeRequest = nil
+        }
+        buffer.count = info.byteCount
+        counters.framesReleased += 1
+        let timebase = Rational(1, Depacketizer.clockRate)
+        return EncodedFrame(codec: Depacketizer.codec, isKeyframe: info.isKeyframe,
+                            pts: MediaTime(timestamp - firstTimestamp, timebase: timebase),
+                            duration: Depacketizer.duration(ofFrame: buffer.bytes).map { MediaTime(Int64($0), timebase: timebase) },
+                            buffer: buffer)
+    }
+
+    // MARK: Feedback and timing
+
+    /// The NACKs and keyframe request due at `now`. A missing packet is first asked for once the
+    /// reorder allowance has passed since a later packet showed the gap, then again every RTT, at
+    /// most `maxNACKRetries` times; it is forgotten when its frame is due.
+    public mutating func feedback(at now: ClockTime) -> Feedback {
+        nackList.removeAll(keepingCapacity: true)
+        if configuration.nack && missingCount > 0 {
+            let retry = max(roundTripTime, .milliseconds(10))
+            for sequence in base...highest {
+                let index = slots.index(Int(truncatingIfNeeded: sequence))
+                guard entries[index].state == .missing, entries[index].nackCount < configuration.maxNACKRetries,
+                      entries[index].nackDue <= now else { continue }
+                if entries[index].nackCount == 0 { counters.nacked += 1 }
+                counters.nackRequests += 1
+                entries[index].nackCount += 1
+                entries[index].nackDue = now + retry
+                nackList.append(UInt16(truncatingIfNeeded: sequence))
+            }
+        }
+        let keyframeRequest = keyframeRequestDue.map { $0 <= now } ?? false
+        if keyframeRequest {
+            lastKeyframeRequest = now
+            counters.keyframeRequests += 1
+        }
+        return Feedback(nacks: nackList, keyframeRequest: keyframeRequest)
+    }
+
+    /// When to call `nextFrame` and `feedback` again: the earliest of the next playout or give-up
+    /// time, the next NACK and the next keyframe request; nil when nothing is pending. A time in the
+    /// past means now.
+    public var nextDeadline: ClockTime? {
+        var deadline: ClockTime?
+        func note(_ time: ClockTime?) {
+            if let time { deadline = min(deadline ?? time, time) }
+        }
+        switch scan() {
+        case .empty: break
+        case .incomplete(let timestamp, _), .complete(_, _, let timestamp, _): note(playoutTime(timestamp))
+        }
+        if configuration.nack && missingCount > 0 {
+            for sequence in base...highest {
+                let entry = entry(sequence)
+                if entry.state == .missing && entry.nackCount < configuration.maxNACKRetries { note(entry.nackDue) }
+            }
+        }
+        note(keyframeRequestDue)
+        return deadline
+    }
+
+    private var keyframeRequestDue: ClockTime? {
+        guard waitingForKeyframe && keyframeWanted else { return nil }
+        guard let lastKeyframeRequest else { return .zero }
+        return lastKeyframeRequest + max(roundTripTime, .milliseconds(250))
+    }
+
+    /// Sets the round-trip time to the sender, e.g. from RTCP report blocks (RFC 3550 §6.4.1).
+    public mutating func updateRoundTripTime(_ rtt: ClockTime) { roundTripTime = rtt }
+
+    /// The delay added to a frame's expected arrival; see the type's documentation.
+    public var targetDelay: ClockTime {
+        let jitter = ClockTime.seconds(4 * reception.jitterSeconds)
+        let retransmission = configuration.nack && lossSeen ? roundTripTime + reorderAllowance + jitter : .zero
+        return min(max(max(jitter, retransmission), configuration.minimumDelay), configuration.maximumDelay)
+    }
+
+    /// How long a gap may be reordering before it is NACKed: 5 ms plus half the jitter, at most 50 ms.
+    private var reorderAllowance: ClockTime {
+        min(.milliseconds(5) + .seconds(reception.jitterSeconds / 2), .milliseconds(50))
+    }
+
+    /// When the frame of RTP time `timestamp` (extended) plays out.
+    private func playoutTime(_ timestamp: Int64) -> ClockTime {
+        ClockTime(nanoseconds: nanoseconds(timestamp) + minimumTransit) + targetDelay
+    }
+
+    /// RTP time since the first packet's, in nanoseconds.
+    private func nanoseconds(_ timestamp: Int64) -> Int64 {
+        (timestamp - firstTimestamp) * 1_000_000_000 / Int64(Depacketizer.clockRate)
+    }
+
+    private func entry(_ sequence: Int64) -> Entry { entries[slots.index(Int(truncatingIfNeeded: sequence))] }
+
+    // MARK: Statistics and reports
+
+    public var statistics: JitterBufferStatistics {
+        var statistics = counters
+        statistics.jitter = reception.jitter
+        statistics.jitterSeconds = reception.jitterSeconds
+        statistics.targetDelay = targetDelay
+        return statistics
+    }
+
+    /// A reception report block about the media source (RFC 3550 §6.4.1), starting a new interval
+    /// for "fraction lost"; nil before its first packet.
+    public mutating func receptionReport(at now: ClockTime) -> ReportBlock? {
+        mediaSSRC.map { reception.reportBlock(ssrc: $0, at: now) }
+    }
+
+    /// Notes a sender report from the media source, for the reports' LSR and DLSR.
+    public mutating func noteSenderReport(_ report: SenderReport, arrival: ClockTime) {
+        reception.noteSenderReport(report, arrival: arrival)
+    }
+
+    /// What the buffer knows of one sequence number in the window (or last had in that slot).
+    private struct Entry: Sendable {
+        enum State: UInt8, Sendable { case empty, missing, held, released, givenUp }
+        var sequence: Int64 = -1
+        var timestamp: Int64 = 0
+        var state = State.empty
+        var length = 0
+        var mediaByteCount = 0
+        var marker = false
+        var startsFrame = false
+        var isKeyframe = false
+        var nackCount = 0
+        var nackDue = ClockTime.zero
+    }
+}
+
+/// What a `JitterBuffer` has seen and done.
+public struct JitterBufferStatistics: Sendable, Hashable {
+    /// Packets kept (original or recovered).
+    public var received = 0
+    public var duplicates = 0
+    /// Packets for frames already released or given up, or older than the window.
+    public var late = 0
+    /// Packets thrown away: malformed payloads (also counted in `malformed`) and oversized ones.
+    public var discarded = 0
+    public var malformed = 0
+    /// Times the window overflowed and its oldest packets were given up.
+    public var overflows = 0
+    /// Missing packets given up.
+    public var lost: Int64 = 0
+    /// Packets NACKed (each counted once), and NACK entries sent including retries.
+    public var nacked = 0
+    public var nackRequests = 0
+    /// Packets that arrived after being NACKed, or as RTX.
+    public var recovered = 0
+    public var framesReleased = 0
+    /// Frames given up incomplete, undecodable, or dropped while waiting for a keyframe.
+    public var framesDropped = 0
+    public var keyframeRequests = 0
+    /// Interarrival jitter (RFC 3550 §6.4.1) in timestamp units and in seconds.
+    public var jitter: Double = 0
+    public var jitterSeconds: Double = 0
+    public var targetDelay = ClockTime.zero
+
+    public init() {}
+}
+
+extension ClockTime {
+    public static func milliseconds(_ value: Int64) -> ClockTime { ClockTime(nanoseconds: value * 1_000_000) }
+}
