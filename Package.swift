@@ -83,17 +83,19 @@ let package = Package(
         // RTP and RTCP (RFC 3550 and its profiles): packets, payload formats, jitter buffer. Pure logic: no
         // graph, no sockets, no codec library.
         .target(name: "MediaRTP", dependencies: ["MediaCore"]),
-        // Sockets: UDP over the POSIX calls, for RTP sessions.
-        .target(name: "MediaTransport", dependencies: ["MediaCore"]),
+        // Sockets (UDP over the POSIX calls) and RTP sessions over them: sending, receiving, RTCP.
+        .target(name: "MediaTransport", dependencies: ["MediaCore", "MediaRTP"]),
         // Picture scaling (libyuv), frame-rate conversion, audio resampling (speexdsp) and mixing.
         .target(name: "MediaConvert", dependencies: ["MediaCore", "CYUV", "CSpeexDSP"]),
         // Graph adapters: file sources/sinks, codec and conversion nodes.
-        .target(name: "MediaNodes", dependencies: ["MediaCore", "MediaCodecs", "MediaFiles", "MediaConvert"]),
+        .target(
+            name: "MediaNodes",
+            dependencies: ["MediaCore", "MediaCodecs", "MediaFiles", "MediaConvert", "MediaRTP", "MediaTransport"]),
         // Umbrella: re-exports, the built-in codec registry and pipelines.
         .target(
             name: "Sluice",
-            dependencies: ["MediaCore", "MediaCodecs", "MediaFiles", "MediaConvert", "MediaNodes",
-                           "CodecVPX", "CodecX264", "CodecOpenH264", "CodecOpus", "CodecMJPEG"]),
+            dependencies: ["MediaCore", "MediaCodecs", "MediaFiles", "MediaConvert", "MediaNodes", "MediaRTP",
+                           "MediaTransport", "CodecVPX", "CodecX264", "CodecOpenH264", "CodecOpus", "CodecMJPEG"]),
         .executableTarget(
             name: "sluice",
             dependencies: ["Sluice", .product(name: "ArgumentParser", package: "swift-argument-parser")]),

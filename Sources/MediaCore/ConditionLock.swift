@@ -44,13 +44,14 @@ final class ConditionLock: @unchecked Sendable {
 }
 
 /// An OS thread that runs one closure; `join()` waits for it. Graph nodes get one each, because
-/// codec libraries block the calling thread for milliseconds at a time.
-final class WorkerThread: @unchecked Sendable {
+/// codec libraries block the calling thread for milliseconds at a time; network sessions use one
+/// for their RTCP.
+public final class WorkerThread: @unchecked Sendable {
     private var thread = pthread_t()
 
     private final class Payload { let body: () -> Void; init(_ body: @escaping () -> Void) { self.body = body } }
 
-    init(_ body: @escaping @Sendable () -> Void) {
+    public init(_ body: @escaping @Sendable () -> Void) {
         let payload = Unmanaged.passRetained(Payload(body))
         let result = pthread_create(&thread, nil, { raw in
             let payload = Unmanaged<Payload>.fromOpaque(raw!).takeRetainedValue()
@@ -60,7 +61,7 @@ final class WorkerThread: @unchecked Sendable {
         precondition(result == 0, "pthread_create failed: \(result)")
     }
 
-    func join() { pthread_join(thread, nil) }
+    public func join() { pthread_join(thread, nil) }
 
     /// Starts a thread nobody joins; its resources go when it ends.
     static func detached(_ body: @escaping @Sendable () -> Void) {

@@ -110,6 +110,9 @@ public struct ClockTime: Comparable, Hashable, Sendable, CustomStringConvertible
 
     public static let zero = ClockTime(nanoseconds: 0)
     public static func seconds(_ s: Double) -> ClockTime { ClockTime(nanoseconds: Int64(s * 1e9)) }
+    public static func milliseconds(_ ms: Int64) -> ClockTime { ClockTime(nanoseconds: ms * 1_000_000) }
+    /// The latest time there is: a deadline that never comes.
+    public static let max = ClockTime(nanoseconds: .max)
     public var seconds: Double { Double(nanoseconds) / 1e9 }
 
     public static func < (a: ClockTime, b: ClockTime) -> Bool { a.nanoseconds < b.nanoseconds }

@@ -537,6 +537,3 @@ public struct JitterBufferStatistics: Sendable, Hashable {
     public init() {}
 }
 
-extension ClockTime {
-    public static func milliseconds(_ value: Int64) -> ClockTime { ClockTime(nanoseconds: value * 1_000_000) }
-}

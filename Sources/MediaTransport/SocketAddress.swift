@@ -55,10 +55,23 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
     public var isIPv6: Bool { Int32(storage.ss_family) == AF_INET6 }
 
     public var port: UInt16 {
-        withUnsafeBytes(of: storage) { raw in
-            isIPv6 ? UInt16(bigEndian: raw.load(as: sockaddr_in6.self).sin6_port)
-                   : UInt16(bigEndian: raw.load(as: sockaddr_in.self).sin_port)
+        get {
+            withUnsafeBytes(of: storage) { raw in
+                isIPv6 ? UInt16(bigEndian: raw.load(as: sockaddr_in6.self).sin6_port)
+                       : UInt16(bigEndian: raw.load(as: sockaddr_in.self).sin_port)
+            }
         }
+        set {
+            let offset = isIPv6 ? MemoryLayout<sockaddr_in6>.offset(of: \.sin6_port)! : MemoryLayout<sockaddr_in>.offset(of: \.sin_port)!
+            withUnsafeMutableBytes(of: &storage) { $0.storeBytes(of: newValue.bigEndian, toByteOffset: offset, as: UInt16.self) }
+        }
+    }
+
+    /// The same host at another port (e.g. the RTCP port after an RTP port, RFC 3550 §11).
+    public func withPort(_ port: UInt16) -> SocketAddress {
+        var address = self
+        address.port = port
+        return address
     }
 
     /// The numeric host, e.g. `127.0.0.1` or `::1`.

@@ -9,3 +9,5 @@
 @_exported import MediaCore
 @_exported import MediaFiles
 @_exported import MediaNodes
+@_exported import MediaRTP
+@_exported import MediaTransport

@@ -49,6 +49,9 @@ public struct TranscodeOptions: Sendable {
     public var sampleRate: Int?
     /// Output channel count (1 or 2 for Opus); mono and stereo are mixed into each other.
     public var channels: Int?
+    /// How the input is read: as fast as the pipeline goes (transcoding), or at the pace of its
+    /// timestamps, like a camera or microphone (sending).
+    public var pacing: Pacing = .asFastAsPossible
 
     public init() {}
 
@@ -90,30 +93,78 @@ public final class Transcoder: @unchecked Sendable {
     private var lastNode: (any MediaNode)?
     private var outputBytes: () -> Int = { 0 }
     private var mediaSeconds: (() -> Double)?
+    /// The RTP sender, when the output is an RTP destination.
+    public private(set) var rtpSender: RTPSenderHandle?
 
-    public init(input: String, output: String, options: TranscodeOptions = TranscodeOptions(),
-                registry: CodecRegistry = .builtIn) throws {
-        self.input = input
-        self.output = output
-        self.options = options
-        let from = try Container(path: input), to = try Container(path: output)
+    public convenience init(input: String, output: String, options: TranscodeOptions = TranscodeOptions(),
+                            registry: CodecRegistry = .builtIn) throws {
+        let to = try Container(path: output)
         if let inputPath = Self.canonicalPath(input), inputPath == Self.canonicalPath(output) {
             throw TranscodeError.incompatible("\(output): output would overwrite the input")
         }
-        guard from.isVideo == to.isVideo else {
-            throw TranscodeError.incompatible("cannot transcode \(from.isVideo ? "video" : "audio") (\(input)) to \(to.isVideo ? "video" : "audio") (\(output))")
+        try self.init(input: input, target: .file(output, to), options: options, registry: registry)
+    }
+
+    /// A pipeline that sends `input` as one RTP stream to `destination`, paced in real time unless
+    /// `options.pacing` says otherwise. A compressed input already in the wanted codec (default: its
+    /// own; VP8 for `.y4m`, Opus for `.wav`) is sent as it is, without decoding, unless a size or
+    /// frame rate asks for new pictures.
+    public convenience init(input: String, sendingTo destination: RTPDestination, options: TranscodeOptions = TranscodeOptions(),
+                            registry: CodecRegistry = .builtIn) throws {
+        var options = options
+        if options.pacing == .asFastAsPossible { options.pacing = .realTime }
+        try self.init(input: input, target: .rtp(destination), options: options, registry: registry)
+    }
+
+    private init(input: String, target: OutputTarget, options: TranscodeOptions, registry: CodecRegistry) throws {
+        self.input = input
+        self.output = target.description
+        self.options = options
+        let from = try Container(path: input)
+        let codec: CodecName?
+        switch target {
+        case .file(let path, let to):
+            guard from.isVideo == to.isVideo else {
+                throw TranscodeError.incompatible("cannot transcode \(from.isVideo ? "video" : "audio") (\(input)) to \(to.isVideo ? "video" : "audio") (\(path))")
+            }
+            codec = try Self.outputCodec(options.codec, for: to, path: path)
+        case .rtp:
+            codec = options.codec ?? from.codecs.first ?? (from.isVideo ? .vp8 : .opus)
+            guard RTPDestination.codecs.contains(codec!), from.isVideo == (codec != .opus) else {
+                throw TranscodeError.incompatible("cannot send \(input) as \(codec!) over RTP (Sluice sends VP8, H264 and OPUS)")
+            }
         }
-        let codec = try Self.outputCodec(options.codec, for: to, path: output)
         if from.isVideo {
-            try attachVideoOutput(to, codec: codec, from: try videoInput(from, registry: registry), registry: registry)
+            if case .rtp = target, let codec, try passThroughVideo(from, codec: codec, target: target) {
+            } else {
+                try attachVideoOutput(target, codec: codec, from: try videoInput(from, registry: registry), registry: registry)
+            }
+        } else if case .rtp = target, from == .opus, options.sampleRate == nil, options.channels == nil {
+            let source = try OggOpusFileSource(path: input, maxFrames: options.maxFrames, pacing: options.pacing)
+            (firstNode, lastNode) = (source, source)
+            try attachEncoded(graph.add(source), codec: .opus, target: target, preSkip: { source.preSkip })
         } else {
+            let wantsWAV: Bool = if case .file(_, .wav) = target { true } else { false }
             // A WAV file made from compressed audio gets 16-bit samples, as ffmpeg writes them.
-            let (samples, format) = try audioInput(from, preferring: to == .wav ? .s16 : nil, registry: registry)
-            try attachAudioOutput(codec, from: samples, format: format, registry: registry)
+            let (samples, format) = try audioInput(from, preferring: wantsWAV ? .s16 : nil, registry: registry)
+            try attachAudioOutput(codec, target: target, from: samples, format: format, registry: registry)
         }
         try graph.build()
         inputFormat = firstNode.flatMap { graph.outputFormat(of: $0) }
         outputFormat = lastNode.flatMap { graph.outputFormat(of: $0) }
+    }
+
+    /// Where a pipeline's output goes.
+    enum OutputTarget: CustomStringConvertible {
+        case file(String, Container)
+        case rtp(RTPDestination)
+
+        var description: String {
+            switch self {
+            case .file(let path, _): path
+            case .rtp(let destination): "rtp://\(destination.address)"
+            }
+        }
     }
 
     /// The codec to write: the one asked for if the container holds it, else the container's default.
@@ -142,10 +193,8 @@ public final class Transcoder: @unchecked Sendable {
     // MARK: Video
 
     private func videoInput(_ container: Container, registry: CodecRegistry) throws -> Port<VideoFrame> {
-        let compressed: (source: any MediaSource, port: Port<EncodedFrame>, codec: CodecName)
-        switch container {
-        case .y4m:
-            let source = try Y4MFileSource(path: input, maxFrames: options.maxFrames)
+        if container == .y4m {
+            let source = try Y4MFileSource(path: input, maxFrames: options.maxFrames, pacing: options.pacing)
             sourcePool = source.pool
             let format = source.reader.format
             let frameBytes = format.width * format.height + 2 * ((format.width + 1) / 2) * ((format.height + 1) / 2) + 6
@@ -153,25 +202,46 @@ public final class Transcoder: @unchecked Sendable {
             if stat(input, &info) == 0 { expectedFrames = min(Int(info.st_size) / frameBytes, options.maxFrames ?? .max) }
             (firstNode, lastNode) = (source, source)
             return graph.add(source)
-        case .ivf:
-            let source = try IVFFileSource(path: input, maxFrames: options.maxFrames)
-            if source.reader.header.frameCount > 0 {
-                expectedFrames = min(source.reader.header.frameCount, options.maxFrames ?? .max)
-            }
-            compressed = (source, graph.add(source), source.reader.header.codec)
-        case .h264:
-            let source = try AnnexBFileSource(path: input, frameRate: options.inputFrameRate, maxFrames: options.maxFrames)
-            compressed = (source, graph.add(source), .h264)
-        case .wav, .opus:
-            preconditionFailure("\(container) is not a video container")
         }
+        let compressed = try compressedVideoInput(container)
         let decoder = VideoDecoderNode(try registry.videoDecoder(for: compressed.codec), threads: options.threads)
         decoderStatistics = { (decoder.corruptFrames, decoder.skippedFrames, decoder.firstError) }
-        (firstNode, lastNode) = (compressed.source, decoder)
+        lastNode = decoder
         return graph.add(decoder, input: compressed.port)
     }
 
-    private func attachVideoOutput(_ container: Container, codec: CodecName?, from input: Port<VideoFrame>,
+    /// The source of a compressed video file, and its codec.
+    private func compressedVideoInput(_ container: Container) throws -> (port: Port<EncodedFrame>, codec: CodecName) {
+        switch container {
+        case .ivf:
+            let source = try IVFFileSource(path: input, maxFrames: options.maxFrames, pacing: options.pacing)
+            if source.reader.header.frameCount > 0 {
+                expectedFrames = min(source.reader.header.frameCount, options.maxFrames ?? .max)
+            }
+            (firstNode, lastNode) = (source, source)
+            return (graph.add(source), source.reader.header.codec)
+        case .h264:
+            let source = try AnnexBFileSource(path: input, frameRate: options.inputFrameRate, maxFrames: options.maxFrames,
+                                              pacing: options.pacing)
+            (firstNode, lastNode) = (source, source)
+            return (graph.add(source), .h264)
+        case .y4m, .wav, .opus:
+            preconditionFailure("\(container) is not a compressed video container")
+        }
+    }
+
+    /// Sends a compressed input as it is, when it holds `codec` and no new pictures are asked for.
+    private func passThroughVideo(_ container: Container, codec: CodecName, target: OutputTarget) throws -> Bool {
+        guard container != .y4m, options.size == nil, options.frameRate == nil, options.bitrate == nil,
+              options.encoderName == nil else { return false }
+        let inputCodec = container == .h264 ? CodecName.h264 : try IVFReader(path: input).header.codec
+        guard inputCodec == codec else { return false }
+        let compressed = try compressedVideoInput(container)
+        try attachEncoded(compressed.port, codec: codec, target: target, preSkip: { 0 })
+        return true
+    }
+
+    private func attachVideoOutput(_ target: OutputTarget, codec: CodecName?, from input: Port<VideoFrame>,
                                    registry: CodecRegistry) throws {
         var pictures = input
         if let rate = options.frameRate { pictures = convert(pictures, through: try FrameRateNode(rate: rate)) }
@@ -187,18 +257,34 @@ public final class Transcoder: @unchecked Sendable {
         let settings = VideoEncoderSettings(bitrate: options.bitrate ?? TranscodeOptions.defaultVideoBitrate,
                                             keyframeInterval: options.keyframeInterval, threads: options.threads)
         let encoder = VideoEncoderNode(try registry.videoEncoder(for: codec, named: options.encoderName), settings: settings)
-        let encoded = graph.add(encoder, input: pictures)
-        if container == .h264 {
-            let sink = AnnexBFileSink(path: output)
-            graph.add(sink, input: encoded)
-            (sinkName, outputBytes) = (sink.name, { sink.bytesWritten })
-        } else {
-            let sink = IVFFileSink(path: output, codecs: [codec])
-            graph.add(sink, input: encoded)
-            (sinkName, outputBytes) = (sink.name, { sink.bytesWritten })
-        }
+        try attachEncoded(graph.add(encoder, input: pictures), codec: codec, target: target, preSkip: { 0 })
         encoderKeyframes = { encoder.keyframes }
         lastNode = encoder
+    }
+
+    /// The sink of compressed frames: a file of the target's kind, or an RTP sender.
+    private func attachEncoded(_ frames: Port<EncodedFrame>, codec: CodecName, target: OutputTarget,
+                               preSkip: @escaping () -> Int) throws {
+        switch target {
+        case .file(let path, .h264):
+            let sink = AnnexBFileSink(path: path)
+            graph.add(sink, input: frames)
+            (sinkName, outputBytes) = (sink.name, { sink.bytesWritten })
+        case .file(let path, .opus):
+            let sink = OggOpusFileSink(path: path, preSkip: preSkip)
+            graph.add(sink, input: frames)
+            (sinkName, outputBytes) = (sink.name, { sink.bytesWritten })
+            mediaSeconds = { Double(sink.writer?.samplesWritten ?? 0) / 48_000 }
+        case .file(let path, _):
+            let sink = IVFFileSink(path: path, codecs: [codec])
+            graph.add(sink, input: frames)
+            (sinkName, outputBytes) = (sink.name, { sink.bytesWritten })
+        case .rtp(let destination):
+            let sender = try destination.makeSender(codec: codec)
+            sender.add(to: graph, input: frames)
+            rtpSender = sender
+            (sinkName, outputBytes) = (sender.name, { sender.statistics().payloadBytesSent })
+        }
     }
 
     // MARK: Audio
@@ -208,11 +294,11 @@ public final class Transcoder: @unchecked Sendable {
     private func audioInput(_ container: Container, preferring sampleFormat: SampleFormat?,
                             registry: CodecRegistry) throws -> (Port<AudioFrame>, AudioFormat) {
         if container == .wav {
-            let source = try WAVFileSource(path: input, maxFrames: options.maxFrames)
+            let source = try WAVFileSource(path: input, maxFrames: options.maxFrames, pacing: options.pacing)
             (firstNode, lastNode) = (source, source)
             return (graph.add(source), source.reader.format)
         }
-        let source = try OggOpusFileSource(path: input, maxFrames: options.maxFrames)
+        let source = try OggOpusFileSource(path: input, maxFrames: options.maxFrames, pacing: options.pacing)
         let provider = try registry.audioDecoder(for: .opus)
         let offered = provider.outputCaps(for: source.format)
         let wanted = Caps([.audio(sampleFormat.map { .exactly(.samples($0)) } ?? .any,
@@ -227,7 +313,7 @@ public final class Transcoder: @unchecked Sendable {
         return (graph.add(decoder, input: graph.add(source)), decodedFormat)
     }
 
-    private func attachAudioOutput(_ codec: CodecName?, from input: Port<AudioFrame>, format: AudioFormat,
+    private func attachAudioOutput(_ codec: CodecName?, target outputTarget: OutputTarget, from input: Port<AudioFrame>, format: AudioFormat,
                                    registry: CodecRegistry) throws {
         let encoderProvider = try codec.map { try registry.audioEncoder(for: $0, named: options.encoderName) }
         var target = format
@@ -241,7 +327,7 @@ public final class Transcoder: @unchecked Sendable {
                     + "(it takes \(encoderProvider.inputCaps))") }()
         }
         let samples = target == format ? input : convert(input, through: AudioConvertNode(to: target))
-        guard let encoderProvider else {
+        guard let encoderProvider, let codec else {
             let sink = WAVFileSink(path: output)
             graph.add(sink, input: samples)
             sinkName = sink.name
@@ -250,10 +336,7 @@ public final class Transcoder: @unchecked Sendable {
         }
         let settings = AudioEncoderSettings(bitrate: options.bitrate ?? TranscodeOptions.defaultAudioBitrate)
         let encoder = AudioEncoderNode(encoderProvider, settings: settings)
-        let sink = OggOpusFileSink(path: output, preSkip: { encoder.preSkip })
-        graph.add(sink, input: graph.add(encoder, input: samples))
-        (sinkName, outputBytes) = (sink.name, { sink.bytesWritten })
-        mediaSeconds = { Double(sink.writer?.samplesWritten ?? 0) / 48_000 }
+        try attachEncoded(graph.add(encoder, input: samples), codec: codec, target: outputTarget, preSkip: { encoder.preSkip })
         lastNode = encoder
     }
 

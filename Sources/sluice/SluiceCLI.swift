@@ -1,13 +1,13 @@
 import ArgumentParser
 import Glibc
 
-/// The `sluice` command: file-to-file transcoding now; sending and receiving come later.
+/// The `sluice` command: file-to-file transcoding, sending and receiving RTP.
 @main
 struct SluiceCLI: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sluice",
-        abstract: "Sluice media engine: transcode media files.",
-        subcommands: [Transcode.self])
+        abstract: "Sluice media engine: transcode media files, send and receive RTP streams.",
+        subcommands: [Transcode.self, Send.self])
 
     /// Errors end in one line on stderr and a non-zero status; --help prints in full.
     static func main() {

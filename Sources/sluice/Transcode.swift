@@ -35,78 +35,13 @@ struct Transcode: ParsableCommand {
     @Argument(help: "The file to write (.y4m, .ivf, .h264, .wav, .opus).")
     var output: String
 
-    @Option(help: "Output codec (vp8, h264, opus). Default: the output container's (VP8 for .ivf).")
-    var codec: String?
-
-    @Option(help: "Encoder implementation: libvpx, x264 or openh264 (H.264), libopus. Default: the preferred one.")
-    var encoder: String?
-
-    @Option(help: "Target bitrate, e.g. 500k, 2M. Default: 800k for video, 64k for audio.", transform: { text in
-        guard let bps = TranscodeOptions.parseBitrate(text) else {
-            throw ValidationError("bad bitrate '\(text)': use e.g. 800k, 2M or 500000")
-        }
-        return bps
-    })
-    var bitrate: Int?
-
-    @Option(help: "Maximum frames between keyframes. Default: the encoder's.")
-    var keyint: Int?
-
-    @Option(help: "Stop after this many frames (of the input).")
-    var frames: Int?
-
-    @Option(help: "Output picture size, e.g. 640x360 (scaled with libyuv).", transform: { text in
-        let parts = text.lowercased().split(separator: "x")
-        guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), w > 0, h > 0 else {
-            throw ValidationError("bad size '\(text)': use WIDTHxHEIGHT, e.g. 640x360")
-        }
-        return [w, h]
-    })
-    var size: [Int]?
-
-    @Option(help: "Output frame rate, e.g. 15 or 30000/1001 (frames dropped or repeated).", transform: parseFrameRate)
-    var fps: Rational?
-
-    @Option(name: .customLong("input-fps"), help: "Frame rate of a raw .h264 input. Default: its SPS timing, else 25.",
-            transform: parseFrameRate)
-    var inputFPS: Rational?
-
-    @Option(help: "Output sample rate in Hz (audio is resampled). Default: the input's (48000 for Opus if the input's is not an Opus rate).")
-    var sampleRate: Int?
-
-    @Option(help: "Output channels, 1 or 2 (mixed down or up). Default: the input's.")
-    var channels: Int?
-
-    @Option(help: "Codec worker threads. Default: the number of cores, at most 8.")
-    var threads: Int = min(8, max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
+    @OptionGroup var encoding: EncodingArguments
 
     @Flag(help: "Print no progress, only the summary.")
     var quiet = false
 
-    func validate() throws {
-        if let keyint, keyint < 1 { throw ValidationError("--keyint must be at least 1") }
-        if let frames, frames < 1 { throw ValidationError("--frames must be at least 1") }
-        if !(1...64).contains(threads) { throw ValidationError("--threads must be between 1 and 64") }
-        if let sampleRate, !(1_000...384_000).contains(sampleRate) {
-            throw ValidationError("--sample-rate must be between 1000 and 384000")
-        }
-        if let channels, !(1...2).contains(channels) { throw ValidationError("--channels must be 1 or 2") }
-    }
-
     func run() throws {
-        var options = TranscodeOptions()
-        options.codec = codec.map { CodecName(rawValue: $0) }
-        options.encoderName = encoder
-        options.bitrate = bitrate
-        options.keyframeInterval = keyint
-        options.maxFrames = frames
-        options.threads = threads
-        options.size = size.map { ($0[0], $0[1]) }
-        options.frameRate = fps
-        options.inputFrameRate = inputFPS
-        options.sampleRate = sampleRate
-        options.channels = channels
-
+        let options = encoding.options
         let transcoder: Transcoder
         do {
             transcoder = try Transcoder(input: input, output: output, options: options)

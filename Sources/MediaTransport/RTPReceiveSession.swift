@@ -1,0 +1,262 @@
+import MediaCore
+import MediaRTP
+import Synchronization
+
+/// The receiving end of one RTP stream over UDP (RFC 3550): packets from the socket go into a
+/// `JitterBuffer`, which hands out whole, decodable frames at their playout time; what the jitter
+/// buffer asks for goes back as RTCP feedback — NACK (RFC 4585 §6.2.1) and PLI (§6.3.1) at once,
+/// receiver reports with the source's CNAME every `reportInterval` (RFC 3550 §6.4.2).
+///
+/// ```
+///   remote ─▶ RTP socket ─▶ parse ─▶ JitterBuffer ─▶ next(until:) ─▶ frame
+///     ▲                                  │ NACK, PLI, reception report
+///     └──────────── RTCP socket ◀────────┘        (SR and BYE come in the other way)
+/// ```
+///
+/// One thread calls `next(until:)`; it blocks in the socket until a frame is due, so no thread of
+/// its own is needed. Malformed packets, packets of other streams and malformed RTCP are counted and
+/// dropped. The stream is the first one heard with the configured payload type (or any), unless an
+/// SSRC is configured.
+public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked Sendable {
+    public struct Configuration: Sendable {
+        /// Where to listen for RTP (and RTCP, when multiplexed).
+        public var local: SocketAddress
+        /// RTP and RTCP on one port (RFC 5761); else RTCP on `rtcpPort`, default the RTP port + 1.
+        public var multiplexed: Bool
+        public var rtcpPort: UInt16?
+        /// Where feedback goes; default: where the sender's RTCP comes from (before any, its RTP
+        /// source address, port + 1 unless multiplexed).
+        public var remoteRTCP: SocketAddress?
+        /// The media payload type to accept; nil accepts the first one heard.
+        public var payloadType: UInt8?
+        /// The stream to accept; nil accepts the first one heard.
+        public var ssrc: UInt32?
+        public var jitterBuffer: JitterBuffer<Depacketizer>.Configuration
+        /// This receiver's own SSRC, named in its reports and feedback.
+        public var localSSRC: UInt32
+        public var cname: String
+        public var reportInterval: ClockTime
+
+        public init(local: SocketAddress, multiplexed: Bool = false, rtcpPort: UInt16? = nil,
+                    remoteRTCP: SocketAddress? = nil, payloadType: UInt8? = nil, ssrc: UInt32? = nil,
+                    jitterBuffer: JitterBuffer<Depacketizer>.Configuration = .init(),
+                    localSSRC: UInt32 = .random(in: 1...UInt32.max), cname: String = "sluice-receiver",
+                    reportInterval: ClockTime = .seconds(1)) {
+            self.local = local
+            self.multiplexed = multiplexed
+            self.rtcpPort = rtcpPort
+            self.remoteRTCP = remoteRTCP
+            self.payloadType = payloadType
+            self.ssrc = ssrc
+            self.jitterBuffer = jitterBuffer
+            self.localSSRC = localSSRC
+            self.cname = cname
+            self.reportInterval = reportInterval
+        }
+    }
+
+    /// What `next(until:)` returns.
+    public enum Event {
+        case frame(EncodedFrame)
+        /// The sender said BYE (RFC 3550 §6.6) and every frame before it has been handed out.
+        case goodbye
+        /// The deadline came first.
+        case timedOut
+    }
+
+    public let configuration: Configuration
+    public let sockets: RTPSessionSockets
+    private let clock: any MediaClock
+    private var jitterBuffer: JitterBuffer<Depacketizer>
+    private var stream: (ssrc: UInt32, payloadType: UInt8)?
+    private var feedbackDestination: SocketAddress?
+    private var heardRTCP = false
+    private var goodbye = false
+    private var closed = false
+    private var nextReport: ClockTime?
+    private var datagram: [UInt8]
+    private var counts = RTPReceiveStatistics()
+    private let published = Mutex(RTPReceiveStatistics())
+
+    /// Binds the sockets; packets that arrive before the first `next(until:)` wait in the kernel.
+    public init(depacketizer: Depacketizer, configuration: Configuration, clock: any MediaClock = SystemClock(),
+                pool: BufferPool = BufferPool(name: "rtp-frames")) throws {
+        self.configuration = configuration
+        self.clock = clock
+        sockets = try RTPSessionSockets(local: configuration.local, multiplexed: configuration.multiplexed,
+                                        rtcpPort: configuration.rtcpPort)
+        try? sockets.rtp.setReceiveBufferSize(4 << 20)
+        jitterBuffer = JitterBuffer(depacketizer: depacketizer, configuration: configuration.jitterBuffer, pool: pool)
+        feedbackDestination = configuration.remoteRTCP
+        stream = configuration.ssrc.map { ($0, configuration.payloadType ?? 0) }
+        datagram = [UInt8](repeating: 0, count: 65_536)
+    }
+
+    /// The next frame due, waiting for packets until `deadline`; `.goodbye` once the sender has left
+    /// and everything before its BYE is out.
+    public func next(until deadline: ClockTime) throws -> Event {
+        while true {
+            let now = clock.now
+            if let frame = jitterBuffer.nextFrame(at: goodbye ? .max : now) {
+                publish()
+                return .frame(frame)
+            }
+            try sendFeedback(at: now)
+            if goodbye { publish(); return .goodbye }
+            if now >= deadline { publish(); return .timedOut }
+            var wake = min(deadline, nextReport ?? deadline)
+            if let due = jitterBuffer.nextDeadline { wake = min(wake, due) }
+            try receive(timeout: max(.zero, wake - now))
+        }
+    }
+
+    /// What the session received and sent; safe to read from any thread (updated at each `next`).
+    public var statistics: RTPReceiveStatistics { published.withLock { $0 } }
+
+    /// Sends a last receiver report and a BYE, and closes the sockets.
+    public func close() {
+        guard !closed else { return }
+        closed = true
+        if stream != nil {
+            try? sendRTCP(extra: [.goodbye(Goodbye(sources: [configuration.localSSRC]))], at: clock.now)
+        }
+        publish()
+        sockets.close()
+    }
+
+    // MARK: Receiving
+
+    /// Reads what arrives within `timeout` (and whatever else is already queued), then what waits on
+    /// the RTCP port.
+    private func receive(timeout: ClockTime) throws {
+        var wait: ClockTime? = timeout
+        while let received = try datagram.withUnsafeMutableBytes({ try sockets.rtp.receive(into: $0, timeout: wait) }) {
+            wait = .zero
+            let now = clock.now
+            datagram.withUnsafeBytes { raw in
+                let bytes = UnsafeRawBufferPointer(rebasing: raw[0..<received.count])
+                if sockets.isMultiplexed && RTPSessionSockets.isRTCP(bytes) {
+                    handleRTCP(bytes, from: received.from, at: now)
+                } else {
+                    handleRTP(bytes, from: received.from, truncated: received.truncated, at: now)
+                }
+            }
+        }
+        guard !sockets.isMultiplexed else { return }
+        while let received = try datagram.withUnsafeMutableBytes({ try sockets.rtcp.receive(into: $0, timeout: .zero) }) {
+            let now = clock.now
+            datagram.withUnsafeBytes { handleRTCP(UnsafeRawBufferPointer(rebasing: $0[0..<received.count]), from: received.from, at: now) }
+        }
+    }
+
+    private func handleRTP(_ bytes: UnsafeRawBufferPointer, from source: SocketAddress, truncated: Bool, at now: ClockTime) {
+        guard !truncated, let packet = try? RTPPacket(parsing: bytes) else {
+            counts.malformedPackets += 1
+            return
+        }
+        let header = packet.header
+        if stream == nil, configuration.payloadType.map({ $0 == header.payloadType }) ?? true {
+            stream = (header.ssrc, header.payloadType)
+        }
+        let rtx = configuration.jitterBuffer.rtx
+        let isRTX = rtx.map { header.payloadType == $0.payloadType && header.ssrc == $0.ssrc } ?? false
+        guard let stream, isRTX || (header.ssrc == stream.ssrc && header.payloadType == stream.payloadType) else {
+            counts.foreignPackets += 1
+            return
+        }
+        if feedbackDestination == nil || !heardRTCP {
+            feedbackDestination = configuration.remoteRTCP
+                ?? (sockets.isMultiplexed ? source : source.withPort(source.port &+ 1))
+        }
+        counts.packetsReceived += 1
+        counts.bytesReceived += bytes.count
+        _ = jitterBuffer.insert(packet, in: bytes, arrival: now)
+    }
+
+    private func handleRTCP(_ bytes: UnsafeRawBufferPointer, from source: SocketAddress, at now: ClockTime) {
+        guard let compound = try? RTCPCompoundPacket(parsing: bytes, reducedSize: true) else {
+            counts.malformedRTCP += 1
+            return
+        }
+        counts.rtcpPacketsReceived += 1
+        if configuration.remoteRTCP == nil {
+            feedbackDestination = source
+            heardRTCP = true
+        }
+        for packet in compound.packets {
+            switch packet {
+            case .senderReport(let report) where report.ssrc == stream?.ssrc:
+                jitterBuffer.noteSenderReport(report, arrival: now)
+                counts.senderReports += 1
+            case .goodbye(let bye) where stream.map { bye.sources.contains($0.ssrc) } ?? false:
+                goodbye = true
+            default:
+                break
+            }
+        }
+    }
+
+    // MARK: Feedback
+
+    /// NACK and PLI as soon as the jitter buffer wants them, a receiver report when one is due.
+    private func sendFeedback(at now: ClockTime) throws {
+        guard let stream else { return }
+        let feedback = jitterBuffer.feedback(at: now)
+        var extra: [RTCPPacket] = []
+        if !feedback.nacks.isEmpty {
+            extra.append(.genericNACK(GenericNACK(senderSSRC: configuration.localSSRC, mediaSSRC: stream.ssrc,
+                                                  lostSequenceNumbers: feedback.nacks)))
+            counts.nacksSent += 1
+        }
+        if feedback.keyframeRequest {
+            extra.append(.pictureLossIndication(PictureLossIndication(senderSSRC: configuration.localSSRC, mediaSSRC: stream.ssrc)))
+            counts.keyframeRequestsSent += 1
+        }
+        guard !extra.isEmpty || now >= nextReport ?? now else { return }
+        try sendRTCP(extra: extra, at: now)
+    }
+
+    /// A compound packet (RFC 3550 §6.1): a receiver report, the CNAME, then `extra`.
+    private func sendRTCP(extra: [RTCPPacket], at now: ClockTime) throws {
+        guard let destination = feedbackDestination else { return }
+        nextReport = now + configuration.reportInterval
+        let report = ReceiverReport(ssrc: configuration.localSSRC, reportBlocks: jitterBuffer.receptionReport(at: now).map { [$0] } ?? [])
+        let compound = RTCPCompoundPacket([.receiverReport(report),
+                                           .sourceDescription(SourceDescription(source: configuration.localSSRC, cname: configuration.cname))]
+                                          + extra)
+        var bytes = [UInt8](repeating: 0, count: compound.marshalSize)
+        let count = try bytes.withUnsafeMutableBytes { try compound.write(into: $0) }
+        try bytes.withUnsafeBytes { try sockets.rtcp.send(UnsafeRawBufferPointer(rebasing: $0[0..<count]), to: destination) }
+        counts.receiverReports += 1
+    }
+
+    private func publish() {
+        var snapshot = counts
+        snapshot.ssrc = stream?.ssrc
+        snapshot.jitterBuffer = jitterBuffer.statistics
+        published.withLock { $0 = snapshot }
+    }
+}
+
+/// What an `RTPReceiveSession` received and sent back.
+public struct RTPReceiveStatistics: Sendable {
+    /// The stream received, once one is.
+    public var ssrc: UInt32?
+    /// RTP packets of the stream (RTX included) and their bytes.
+    public var packetsReceived = 0
+    public var bytesReceived = 0
+    /// Datagrams that are not RTP, or were cut short.
+    public var malformedPackets = 0
+    /// RTP packets of other streams or payload types.
+    public var foreignPackets = 0
+    public var rtcpPacketsReceived = 0
+    public var malformedRTCP = 0
+    public var senderReports = 0
+    public var receiverReports = 0
+    public var nacksSent = 0
+    public var keyframeRequestsSent = 0
+    /// What the jitter buffer did: received, lost, recovered, late, duplicates, jitter, delay.
+    public var jitterBuffer: JitterBufferStatistics?
+
+    public init() {}
+}

@@ -1,0 +1,272 @@
+import Glibc
+import MediaCore
+import MediaRTP
+import Synchronization
+
+/// The sending end of one RTP stream over UDP (RFC 3550): frames go out as packets from an
+/// `RTPSender`; a thread of its own reads the receiver's RTCP and answers it — NACKs with
+/// retransmissions (RFC 4585 §6.2.1, as RTX when configured, RFC 4588), PLI and FIR (RFC 4585
+/// §6.3.1, RFC 5104 §4.3.1) with `onKeyframeRequest`, receiver reports with a round-trip time — and
+/// sends a sender report with the source's CNAME every `reportInterval` and a BYE at the end.
+///
+/// ```
+///   send(frame) ─▶ RTPSender ─▶ [impairment] ─▶ RTP socket ─▶ remote
+///                      ▲                                          │
+///   onKeyframeRequest ◀┴── NACK / PLI / FIR / RR ◀── RTCP thread ◀┘
+/// ```
+///
+/// The send path allocates nothing per packet once warm (without impairment): packets are written
+/// into the sender's history and sent from there.
+public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendable {
+    public struct Configuration: Sendable {
+        /// Where RTP packets go.
+        public var remote: SocketAddress
+        /// Where RTCP goes; default: `remote` when multiplexed, else its port + 1 (RFC 3550 §11).
+        public var remoteRTCP: SocketAddress?
+        /// The local address to send from (port 0: the kernel's choice).
+        public var local: SocketAddress
+        /// RTP and RTCP on one port (RFC 5761).
+        public var multiplexed: Bool
+        public var sender: RTPSender<Packetizer>.Configuration
+        /// The canonical name sent in SDES (RFC 3550 §6.5.1).
+        public var cname: String
+        /// Time between sender reports.
+        public var reportInterval: ClockTime
+        /// A network emulator on the way out, for tests and measurements (`--impair`).
+        public var impairment: ImpairmentProfile?
+
+        public init(remote: SocketAddress, remoteRTCP: SocketAddress? = nil, local: SocketAddress? = nil,
+                    multiplexed: Bool = false, sender: RTPSender<Packetizer>.Configuration, cname: String = "sluice",
+                    reportInterval: ClockTime = .seconds(1), impairment: ImpairmentProfile? = nil) throws {
+            self.remote = remote
+            self.remoteRTCP = remoteRTCP
+            self.local = try local ?? SocketAddress(host: remote.isIPv6 ? "::" : "0.0.0.0", port: 0)
+            self.multiplexed = multiplexed
+            self.sender = sender
+            self.cname = cname
+            self.reportInterval = reportInterval
+            self.impairment = impairment
+        }
+
+        var rtcpDestination: SocketAddress { remoteRTCP ?? (multiplexed ? remote : remote.withPort(remote.port &+ 1)) }
+    }
+
+    public let configuration: Configuration
+    public let sockets: RTPSessionSockets
+    /// Called on the RTCP thread when the receiver asks for a keyframe (PLI or FIR).
+    public var onKeyframeRequest: (@Sendable () -> Void)?
+    private let clock: any MediaClock
+    private let outgoing: Mutex<Outgoing>
+    /// Lock order: `outgoing`, then `impairment`, then `heard`.
+    private let impairment: Mutex<NetworkImpairment<[UInt8]>?>
+    private let heard = Mutex(RTPSendStatistics())
+    private let stopping = Atomic<Bool>(false)
+    private var rtcpThread: WorkerThread?
+    private var closed = false
+
+    /// The sender and what only the sending side counts.
+    private struct Outgoing: @unchecked Sendable {
+        var sender: RTPSender<Packetizer>
+        var framesSent = 0
+        var senderReports = 0
+        var nextReport: ClockTime?
+    }
+
+    /// Binds the sockets; nothing is sent before the first frame.
+    public init(packetizer: Packetizer, configuration: Configuration, clock: any MediaClock = SystemClock()) throws {
+        self.configuration = configuration
+        self.clock = clock
+        sockets = try RTPSessionSockets(local: configuration.local, multiplexed: configuration.multiplexed)
+        outgoing = Mutex(Outgoing(sender: RTPSender(packetizer: packetizer, configuration: configuration.sender)))
+        impairment = Mutex(configuration.impairment.map { NetworkImpairment(profile: $0) })
+    }
+
+    deinit { close() }
+
+    /// Starts reading RTCP. Frames can be sent before, but feedback is answered only after.
+    public func start() {
+        guard rtcpThread == nil else { return }
+        rtcpThread = WorkerThread { [self] in readRTCP() }
+    }
+
+    /// Sends `frame` as RTP packets now, and a sender report when one is due.
+    public func send(_ frame: EncodedFrame) throws {
+        let now = clock.now
+        try outgoing.withLock { outgoing in
+            try outgoing.sender.send(frame, at: now) { try transmit($0, at: now) }
+            outgoing.framesSent += 1
+            try sendReportIfDue(at: now, outgoing: &outgoing)
+        }
+    }
+
+    /// What the session has sent and heard; safe to read from any thread.
+    public var statistics: RTPSendStatistics {
+        outgoing.withLock { outgoing in
+            var statistics = heard.withLock { $0 }
+            statistics.framesSent = outgoing.framesSent
+            statistics.senderReports = outgoing.senderReports
+            statistics.packetsSent = outgoing.sender.statistics.packetCount
+            statistics.payloadBytesSent = outgoing.sender.statistics.octetCount
+            statistics.retransmissions = outgoing.sender.statistics.retransmissions
+            statistics.retransmissionsMissed = outgoing.sender.statistics.retransmissionsMissed
+            statistics.impairment = impairment.withLock { $0?.statistics }
+            return statistics
+        }
+    }
+
+    /// Sends what the impairment still holds, a last sender report and a BYE (RFC 3550 §6.6), stops
+    /// the RTCP thread and closes the sockets. Safe to call more than once.
+    public func close() {
+        guard !closed else { return }
+        closed = true
+        stopping.store(true, ordering: .relaxed)
+        rtcpThread?.join()
+        rtcpThread = nil
+        // Whatever is still "in the network" arrives.
+        try? flushImpairment(until: .max)
+        outgoing.withLock { outgoing in
+            guard outgoing.sender.statistics.packetCount > 0 else { return }
+            try? sendRTCP([.senderReport(outgoing.sender.senderReport(at: clock.now, wallClock: .now)),
+                           .sourceDescription(SourceDescription(source: configuration.sender.ssrc, cname: configuration.cname)),
+                           .goodbye(Goodbye(sources: [configuration.sender.ssrc], reasonText: "end of stream"))])
+        }
+        sockets.close()
+    }
+
+    // MARK: Sending
+
+    private func transmit(_ packet: UnsafeRawBufferPointer, at now: ClockTime) throws {
+        guard configuration.impairment != nil else {
+            try sockets.rtp.send(packet, to: configuration.remote)
+            return
+        }
+        // The impairment holds copies (an allocation per packet: a test tool, not the hot path).
+        _ = impairment.withLock { $0!.submit(Array(packet), bytes: packet.count, at: now) }
+        try flushImpairment(until: now)
+    }
+
+    private func flushImpairment(until now: ClockTime) throws {
+        try impairment.withLock { impairment in
+            guard impairment != nil else { return }
+            while let packet = impairment!.deliverNext(until: now) {
+                try packet.withUnsafeBytes { try sockets.rtp.send($0, to: configuration.remote) }
+            }
+        }
+    }
+
+    private func sendReportIfDue(at now: ClockTime, outgoing: inout Outgoing) throws {
+        guard now >= outgoing.nextReport ?? now else { return }
+        outgoing.nextReport = now + configuration.reportInterval
+        try sendRTCP([.senderReport(outgoing.sender.senderReport(at: now, wallClock: .now)),
+                      .sourceDescription(SourceDescription(source: configuration.sender.ssrc, cname: configuration.cname))])
+        outgoing.senderReports += 1
+    }
+
+    private func sendRTCP(_ packets: [RTCPPacket]) throws {
+        let compound = RTCPCompoundPacket(packets)
+        var bytes = [UInt8](repeating: 0, count: compound.marshalSize)
+        let count = try bytes.withUnsafeMutableBytes { try compound.write(into: $0) }
+        try bytes.withUnsafeBytes { try sockets.rtcp.send(UnsafeRawBufferPointer(rebasing: $0[0..<count]), to: configuration.rtcpDestination) }
+    }
+
+    // MARK: Feedback
+
+    /// The RTCP thread: reads the receiver's packets until `close()`, and keeps impaired packets and
+    /// sender reports flowing between frames.
+    private func readRTCP() {
+        var buffer = [UInt8](repeating: 0, count: 2048)
+        while !stopping.load(ordering: .relaxed) {
+            let received = buffer.withUnsafeMutableBytes { try? sockets.rtcp.receive(into: $0, timeout: .milliseconds(2)) }
+            let now = clock.now
+            if let received = received ?? nil {
+                buffer.withUnsafeBytes { handleRTCP(UnsafeRawBufferPointer(rebasing: $0[0..<received.count]), at: now) }
+            }
+            try? flushImpairment(until: now)
+            outgoing.withLock { outgoing in
+                if outgoing.sender.statistics.packetCount > 0 { try? sendReportIfDue(at: now, outgoing: &outgoing) }
+            }
+        }
+    }
+
+    private func handleRTCP(_ bytes: UnsafeRawBufferPointer, at now: ClockTime) {
+        guard let compound = try? RTCPCompoundPacket(parsing: bytes, reducedSize: true) else {
+            heard.withLock { $0.malformedRTCP += 1 }
+            return
+        }
+        let ssrc = configuration.sender.ssrc
+        var keyframeRequested = false
+        for packet in compound.packets {
+            switch packet {
+            case .genericNACK(let nack) where nack.mediaSSRC == ssrc:
+                heard.withLock { $0.nacksReceived += 1 }
+                outgoing.withLock { outgoing in
+                    try? outgoing.sender.retransmit(nack) { try transmit($0, at: now) }
+                }
+            case .pictureLossIndication(let pli) where pli.mediaSSRC == ssrc:
+                keyframeRequested = true
+            case .fullIntraRequest(let fir) where fir.entries.contains { $0.ssrc == ssrc }:
+                keyframeRequested = true
+            case .receiverReport(let report):
+                note(report.reportBlocks)
+            case .senderReport(let report):
+                note(report.reportBlocks)
+            case .goodbye:
+                heard.withLock { $0.goodbyeReceived = true }
+            default:
+                break
+            }
+        }
+        if keyframeRequested {
+            heard.withLock { $0.keyframeRequests += 1 }
+            onKeyframeRequest?()
+        }
+    }
+
+    /// Reception quality and round-trip time from the blocks about this stream (RFC 3550 §6.4.1).
+    private func note(_ blocks: [ReportBlock]) {
+        heard.withLock { statistics in
+            for block in blocks where block.ssrc == configuration.sender.ssrc {
+                statistics.receiverReports += 1
+                statistics.fractionLost = Double(block.fractionLost) / 256
+                statistics.cumulativeLost = Int(block.cumulativeLost)
+                if let rtt = block.roundTripTime(arrival: .now) { statistics.roundTripTime = rtt }
+            }
+        }
+    }
+}
+
+/// What an `RTPSendSession` has sent and what its receiver reported.
+public struct RTPSendStatistics: Sendable, Hashable {
+    public var framesSent = 0
+    /// RTP packets (not counting retransmissions) and their payload bytes.
+    public var packetsSent = 0
+    public var payloadBytesSent = 0
+    public var retransmissions = 0
+    /// NACKed packets no longer in the history.
+    public var retransmissionsMissed = 0
+    public var nacksReceived = 0
+    /// PLIs and FIRs received.
+    public var keyframeRequests = 0
+    public var senderReports = 0
+    public var receiverReports = 0
+    /// The receiver's latest figures (RFC 3550 §6.4.1).
+    public var fractionLost: Double?
+    public var cumulativeLost: Int?
+    /// Seconds, from the last receiver report that had an LSR.
+    public var roundTripTime: Double?
+    public var malformedRTCP = 0
+    public var goodbyeReceived = false
+    /// What the impairment did, when one is configured.
+    public var impairment: ImpairmentStatistics?
+
+    public init() {}
+}
+
+extension NTPTimestamp {
+    /// The wall clock now (CLOCK_REALTIME), for sender reports and round-trip times.
+    public static var now: NTPTimestamp {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return NTPTimestamp(unixSeconds: Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9)
+    }
+}

@@ -1,0 +1,36 @@
+import MediaCore
+
+/// The sockets of one RTP session: RTP and RTCP on one port (RFC 5761), or RTCP on a port of its
+/// own, by default the RTP port + 1 (RFC 3550 §11).
+public final class RTPSessionSockets: @unchecked Sendable {
+    public let rtp: UDPSocket
+    /// The RTCP socket; the RTP socket itself when RTP and RTCP share a port.
+    public let rtcp: UDPSocket
+
+    /// Binds the session's sockets at `local`: one socket when `multiplexed`, else a second one for
+    /// RTCP at `rtcpPort` (default: the port after the RTP port's, or a port of the kernel's choice
+    /// when the RTP port is 0).
+    public init(local: SocketAddress, multiplexed: Bool, rtcpPort: UInt16? = nil) throws {
+        rtp = try UDPSocket(bindingTo: local)
+        if multiplexed {
+            rtcp = rtp
+        } else {
+            let address = local.withPort(rtcpPort ?? (local.port == 0 ? 0 : local.port &+ 1))
+            do { rtcp = try UDPSocket(bindingTo: address) } catch { rtp.close(); throw error }
+        }
+    }
+
+    public var isMultiplexed: Bool { rtp === rtcp }
+
+    public func close() {
+        rtp.close()
+        if !isMultiplexed { rtcp.close() }
+    }
+
+    /// Whether a datagram on a multiplexed port is RTCP (RFC 5761 §4): its second byte, less the
+    /// RTP marker bit, falls in 64...95, i.e. RTCP packet types 192...223, which no dynamic RTP payload
+    /// type uses.
+    public static func isRTCP(_ datagram: UnsafeRawBufferPointer) -> Bool {
+        datagram.count >= 2 && (64...95).contains(datagram[1] & 0x7F)
+    }
+}

@@ -1,0 +1,219 @@
+import MediaCore
+import MediaNodes
+import MediaRTP
+import MediaTransport
+
+/// Where and how a pipeline sends its one RTP stream.
+public struct RTPDestination: Sendable {
+    /// The codecs Sluice has RTP payload formats for.
+    public static let codecs: [CodecName] = [.vp8, .h264, .opus]
+
+    /// Where RTP goes; RTCP goes to the next port, or the same one when `multiplexed`.
+    public var address: SocketAddress
+    /// Default: 96 for video, 111 for Opus (dynamic types, RFC 3551 §3).
+    public var payloadType: UInt8?
+    /// Largest RTP payload; with a 12-byte header and UDP/IP this keeps packets under a 1280-byte MTU.
+    public var maxPayloadSize = 1200
+    public var multiplexed = false
+    /// Retransmissions as RTX (RFC 4588) with this payload type, on an SSRC of their own.
+    public var rtxPayloadType: UInt8?
+    public var h264PacketizationMode: H264Packetizer.PacketizationMode = .nonInterleaved
+    public var ssrc: UInt32 = .random(in: 1...UInt32.max)
+    public var impairment: ImpairmentProfile?
+
+    public init(address: SocketAddress) { self.address = address }
+
+    /// The payload type used for `codec`.
+    public func payloadType(for codec: CodecName) -> UInt8 { payloadType ?? (codec == .opus ? 111 : 96) }
+
+    /// A sender node for `codec` with its session's sockets bound.
+    func makeSender(codec: CodecName) throws -> RTPSenderHandle {
+        switch codec {
+        case .vp8: return try RTPSenderHandle(VP8Packetizer(maxPayloadSize: maxPayloadSize), destination: self)
+        case .h264:
+            return try RTPSenderHandle(H264Packetizer(mode: h264PacketizationMode, maxPayloadSize: maxPayloadSize), destination: self)
+        case .opus: return try RTPSenderHandle(OpusPacketizer(maxPayloadSize: maxPayloadSize), destination: self)
+        default: throw TranscodeError.incompatible("Sluice has no RTP payload format for \(codec)")
+        }
+    }
+}
+
+/// A pipeline's RTP sender, whatever its payload format: what it sends and how to reach its session.
+public final class RTPSenderHandle: @unchecked Sendable {
+    public let name: String
+    public let codec: CodecName
+    public let payloadType: UInt8
+    public let clockRate: Int
+    public let ssrc: UInt32
+    public let destination: RTPDestination
+    /// The local RTP address packets leave from.
+    public let localAddress: SocketAddress
+    /// What the session has sent and heard so far; safe from any thread.
+    public let statistics: @Sendable () -> RTPSendStatistics
+    private let attach: (Graph, Port<EncodedFrame>) -> Void
+
+    init<Packetizer: RTPPacketizer>(_ packetizer: Packetizer, destination: RTPDestination) throws {
+        let payloadType = destination.payloadType(for: Packetizer.codec)
+        let rtx = destination.rtxPayloadType.map { (payloadType: $0, ssrc: UInt32.random(in: 1...UInt32.max)) }
+        let configuration = try RTPSendSession<Packetizer>.Configuration(
+            remote: destination.address, multiplexed: destination.multiplexed,
+            sender: .init(payloadType: payloadType, ssrc: destination.ssrc, rtx: rtx), impairment: destination.impairment)
+        let session = try RTPSendSession(packetizer: packetizer, configuration: configuration)
+        let node = RTPSenderNode(session: session)
+        name = node.name
+        codec = Packetizer.codec
+        self.payloadType = payloadType
+        clockRate = Packetizer.clockRate
+        ssrc = destination.ssrc
+        self.destination = destination
+        localAddress = session.sockets.rtp.localAddress
+        statistics = { session.statistics }
+        attach = { graph, port in graph.add(node, input: port) }
+    }
+
+    func add(to graph: Graph, input: Port<EncodedFrame>) { attach(graph, input) }
+}
+
+/// One RTP stream to receive, as a session description (SDP media section) describes it.
+public struct RTPStreamDescription: Sendable {
+    public var codec: CodecName
+    public var payloadType: UInt8
+    /// Where to listen for RTP.
+    public var local: SocketAddress
+    public var multiplexed = false
+    /// Default: the RTP port + 1.
+    public var rtcpPort: UInt16?
+    /// Retransmissions arriving as RTX (RFC 4588): their payload type and SSRC.
+    public var rtx: (payloadType: UInt8, ssrc: UInt32)?
+    /// Audio channels (Opus: 2 when the SDP says opus/48000/2).
+    public var channels = 2
+    /// Nominal frame rate of video (SDP a=framerate), for the output file's timing.
+    public var frameRate = Rational(30, 1)
+
+    public init(codec: CodecName, payloadType: UInt8, local: SocketAddress) {
+        self.codec = codec
+        self.payloadType = payloadType
+        self.local = local
+    }
+}
+
+/// What a receive pipeline should do besides choosing its stream and file.
+public struct ReceiveOptions: Sendable {
+    public var limits = RTPReceiveLimits()
+    /// Jitter-buffer latency bounds and NACK.
+    public var minimumDelay: ClockTime = .milliseconds(10)
+    public var maximumDelay: ClockTime = .milliseconds(1000)
+    public var nack = true
+    public var threads = 1
+
+    public init() {}
+}
+
+/// A pipeline that receives one RTP stream into a file: the elementary stream as it came when the
+/// file holds its codec (`.ivf`, `.h264`, `.opus`), else decoded pictures (`.y4m`) or samples
+/// (`.wav`). A video stream's first keyframe must arrive (within the silence limit) for the
+/// pipeline to be made: it gives the picture size.
+public final class RTPReceivePipeline: @unchecked Sendable {
+    public let stream: RTPStreamDescription
+    public let output: String
+    public let graph = Graph()
+    public private(set) var outputFormat: MediaFormat?
+    /// The session's statistics; safe from any thread.
+    public private(set) var statistics: @Sendable () -> RTPReceiveStatistics = { RTPReceiveStatistics() }
+    /// Why the stream ended, once it has.
+    public private(set) var endReason: () -> String? = { nil }
+    /// Frames the decoder rejected, and frames skipped until the next keyframe (decoded outputs).
+    public private(set) var decoderStatistics: () -> (corrupt: Int, skipped: Int) = { (0, 0) }
+    /// Where the session listens (with the port the kernel chose, if the description's was 0).
+    public private(set) var localAddress: SocketAddress
+    private var sinkName = ""
+    private var formatOf: () -> MediaFormat? = { nil }
+
+    /// Binds the session's sockets, so that packets sent from now on are received.
+    public init(stream: RTPStreamDescription, output: String, options: ReceiveOptions = ReceiveOptions(),
+                registry: CodecRegistry = .builtIn) throws {
+        self.stream = stream
+        self.output = output
+        localAddress = stream.local
+        let container = try Container(path: output)
+        guard container.isVideo == (stream.codec != .opus) else {
+            throw TranscodeError.incompatible("\(output): a .\(container.rawValue) file cannot hold the \(stream.codec) stream")
+        }
+        switch stream.codec {
+        case .vp8: try attach(VP8Depacketizer(), to: container, options: options, registry: registry)
+        case .h264: try attach(H264Depacketizer(), to: container, options: options, registry: registry)
+        case .opus: try attach(OpusDepacketizer(), to: container, options: options, registry: registry)
+        default: throw TranscodeError.incompatible("Sluice has no RTP payload format for \(stream.codec)")
+        }
+    }
+
+    private func attach<Depacketizer: RTPDepacketizer>(_ depacketizer: Depacketizer, to container: Container,
+                                                        options: ReceiveOptions, registry: CodecRegistry) throws {
+        var jitter = JitterBuffer<Depacketizer>.Configuration(minimumDelay: options.minimumDelay,
+                                                              maximumDelay: options.maximumDelay, nack: options.nack)
+        jitter.rtx = stream.rtx
+        let session = try RTPReceiveSession(
+            depacketizer: depacketizer,
+            configuration: .init(local: stream.local, multiplexed: stream.multiplexed, rtcpPort: stream.rtcpPort,
+                                 payloadType: stream.payloadType, jitterBuffer: jitter))
+        let receiver = RTPReceiverNode(session: session, limits: options.limits, frameRate: stream.frameRate, channels: stream.channels)
+        statistics = { session.statistics }
+        endReason = { receiver.endReason?.rawValue }
+        localAddress = session.sockets.rtp.localAddress
+        formatOf = { [graph] in graph.outputFormat(of: receiver) }
+        do {
+            try attachSink(graph.add(receiver), container: container, options: options, registry: registry)
+        } catch {
+            session.close()
+            throw error
+        }
+    }
+
+    private func attachSink(_ frames: Port<EncodedFrame>, container: Container, options: ReceiveOptions,
+                            registry: CodecRegistry) throws {
+        switch container {
+        case .ivf:
+            let sink = IVFFileSink(path: output, codecs: [stream.codec])
+            graph.add(sink, input: frames)
+            sinkName = sink.name
+        case .h264:
+            let sink = AnnexBFileSink(path: output)
+            graph.add(sink, input: frames)
+            sinkName = sink.name
+        case .opus:
+            // RTP does not carry Opus's encoder delay (RFC 7587); libopus's usual 6.5 ms is assumed.
+            let sink = OggOpusFileSink(path: output, preSkip: { 312 })
+            graph.add(sink, input: frames)
+            sinkName = sink.name
+        case .y4m:
+            let decoder = VideoDecoderNode(try registry.videoDecoder(for: stream.codec), threads: options.threads)
+            decoderStatistics = { (decoder.corruptFrames, decoder.skippedFrames) }
+            let sink = Y4MFileSink(path: output)
+            graph.add(sink, input: graph.add(decoder, input: frames))
+            sinkName = sink.name
+        case .wav:
+            let decoder = AudioDecoderNode(try registry.audioDecoder(for: stream.codec),
+                                           preferredOutput: [.audio(.exactly(.samples(.s16)))], preSkip: 312)
+            decoderStatistics = { (decoder.corruptPackets, 0) }
+            let sink = WAVFileSink(path: output)
+            graph.add(sink, input: graph.add(decoder, input: frames))
+            sinkName = sink.name
+        }
+    }
+
+    /// Frames written so far; safe from any thread.
+    public var framesDone: Int { graph.progress.first { $0.name == sinkName }?.itemsIn ?? 0 }
+
+    /// Waits for the stream's first keyframe (video) and makes the graph: after this,
+    /// `outputFormat` is known. Called by `run()` if not called before.
+    public func build() throws {
+        try graph.build()
+        outputFormat = formatOf()
+    }
+
+    /// Receives until the stream ends (BYE, a limit, silence) and the file is complete.
+    public func run() throws -> GraphReport {
+        try build()
+        return try graph.run()
+    }
+}

@@ -1,0 +1,140 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import Glibc
+import Sluice
+
+struct Send: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Send a media file as an RTP stream, paced in real time.",
+        discussion: """
+            The input's codec is sent as it is (VP8 or H.264 from .ivf/.h264, Opus from .opus);
+            raw input (.y4m, .wav) is encoded, as VP8 or Opus unless --codec says otherwise, and
+            so is compressed input when --codec, --size, --fps or --bitrate asks for a change.
+            RTCP goes to the next port (or the same one with --rtcp-mux): the sender answers
+            NACKs with retransmissions and keyframe requests (PLI, FIR) with a keyframe when it
+            encodes, and sends sender reports and a BYE at the end.
+
+            --sdp writes a session description that receivers can open, e.g.
+              ffmpeg -protocol_whitelist file,udp,rtp -i stream.sdp out.y4m
+              sluice receive stream.sdp out.ivf
+
+            Examples:
+              sluice send samples/big-buck-bunny-640x360.ivf --to 127.0.0.1:5004 --sdp stream.sdp
+              sluice send clip.y4m --to 127.0.0.1:5004 --codec h264 --bitrate 1M --sdp stream.sdp
+              sluice send speech.wav --to 127.0.0.1:5006 --bitrate 32k --sdp audio.sdp
+              sluice send clip.ivf --to 127.0.0.1:5004 --impair loss=5%,reorder=3% --rtx 97
+            """)
+
+    @Argument(help: "The file to send (.y4m, .ivf, .h264, .wav, .opus).")
+    var input: String
+
+    @Option(help: "Where RTP goes, HOST:PORT (RTCP: PORT+1 unless --rtcp-mux).")
+    var to: String
+
+    @Option(help: "Write a session description (SDP) of the stream to this file.")
+    var sdp: String?
+
+    @Option(name: .customLong("payload-type"), help: "RTP payload type. Default: 96 for video, 111 for Opus.")
+    var payloadType: UInt8?
+
+    @Option(help: "Largest RTP payload in bytes.")
+    var mtu = 1200
+
+    @Flag(name: .customLong("rtcp-mux"), help: "RTP and RTCP on one port (RFC 5761).")
+    var rtcpMux = false
+
+    @Option(help: "Retransmit as RTX (RFC 4588) with this payload type, e.g. 97. Default: resend packets as they were.")
+    var rtx: UInt8?
+
+    @Option(name: .customLong("packetization-mode"), help: "H.264 packetization mode: 0 (single NAL unit) or 1 (STAP-A, FU-A).")
+    var packetizationMode = 1
+
+    @Option(help: "Impair the network on the way out, e.g. loss=5%,burst=3,reorder=3%,delay=20ms,jitter=5ms,seed=7.",
+            transform: { try ImpairmentProfile(parsing: $0) })
+    var impair: ImpairmentProfile?
+
+    @Flag(name: .customLong("as-fast-as-possible"), help: "Send without pacing (measurements only: receivers will drop).")
+    var unpaced = false
+
+    @OptionGroup var encoding: EncodingArguments
+
+    @Flag(help: "Print no progress, only the summary.")
+    var quiet = false
+
+    func validate() throws {
+        guard (0...1).contains(packetizationMode) else { throw ValidationError("--packetization-mode must be 0 or 1") }
+        guard (100...65_000).contains(mtu) else { throw ValidationError("--mtu must be between 100 and 65000") }
+        for type in [payloadType, rtx].compactMap({ $0 }) where type > 127 {
+            throw ValidationError("payload types are 0...127")
+        }
+    }
+
+    func run() throws {
+        var options = encoding.options
+        if unpaced { options.pacing = .asFastAsPossible }
+        let sender: Transcoder
+        do {
+            var destination = RTPDestination(address: try SocketAddress(parsing: to))
+            destination.payloadType = payloadType
+            destination.maxPayloadSize = mtu
+            destination.multiplexed = rtcpMux
+            destination.rtxPayloadType = rtx
+            destination.h264PacketizationMode = packetizationMode == 0 ? .singleNALUnit : .nonInterleaved
+            destination.impairment = impair
+            sender = try Transcoder(input: input, sendingTo: destination, options: options)
+            if let sdp { try SessionDescriptionWriter.write(for: sender, to: sdp) }
+        } catch {
+            printError("sluice: \(error)")
+            throw ExitCode.failure
+        }
+        let summary = try runInterruptibly(sender.graph, quiet: quiet, progress: { "sent \(sender.framesDone) frames" }) {
+            try sender.run()
+        }
+        print(report(sender, summary))
+    }
+
+    private func report(_ sender: Transcoder, _ summary: TranscodeSummary) -> String {
+        let rtp = sender.rtpSender!
+        let statistics = rtp.statistics()
+        var lines = ["sent \(input) -> rtp://\(rtp.destination.address) (\(rtp.codec), payload type \(rtp.payloadType), SSRC \(rtp.ssrc))"]
+        lines.append("  input    \(sender.inputFormat.map { "\($0)" } ?? "?")")
+        lines.append("  frames   \(summary.frames) in \(formatted(summary.elapsed)) s, \(statistics.packetsSent) packets, "
+                     + "\(statistics.payloadBytesSent) payload bytes (\(formatted(summary.bitrate / 1000, digits: 1)) kbit/s)")
+        lines.append("  rtcp     \(statistics.senderReports) sender reports, \(statistics.receiverReports) receiver reports, "
+                     + "\(statistics.nacksReceived) NACKs -> \(statistics.retransmissions) retransmissions "
+                     + "(\(statistics.retransmissionsMissed) too old), \(statistics.keyframeRequests) keyframe requests")
+        if let lost = statistics.cumulativeLost {
+            lines.append("  receiver lost \(lost) packets" + (statistics.roundTripTime.map { ", round trip \(formatted($0 * 1000, digits: 1)) ms" } ?? ""))
+        }
+        if let impairment = statistics.impairment {
+            lines.append("  impaired \(impairment.submitted) packets in, \(impairment.delivered) out: \(impairment.droppedByLoss) lost, "
+                         + "\(impairment.droppedByQueue) dropped by the queue, \(impairment.duplicated) duplicated, \(impairment.reordered) reordered")
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// Runs `body` with Ctrl-C cancelling `graph` and a progress line on stderr; maps the outcomes to
+/// one-line errors and exit codes.
+func runInterruptibly<Result>(_ graph: Graph, quiet: Bool, progress: @escaping @Sendable () -> String,
+                              _ body: () throws -> Result) throws -> Result {
+    let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+    signal(SIGINT, SIG_IGN)
+    interrupt.setEventHandler { graph.cancel() }
+    interrupt.resume()
+    let ticker = quiet ? nil : DispatchSource.makeTimerSource(queue: .global())
+    ticker?.schedule(deadline: .now() + 2, repeating: 2)
+    ticker?.setEventHandler { printError(progress()) }
+    ticker?.resume()
+    defer { ticker?.cancel() }
+    do {
+        return try body()
+    } catch GraphError.cancelled {
+        printError("sluice: stopped: \(progress())")
+        throw ExitCode(130)
+    } catch {
+        printError("sluice: \(error) (\(progress()))")
+        throw ExitCode.failure
+    }
+}
