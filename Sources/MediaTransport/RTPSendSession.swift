@@ -34,6 +34,9 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
         public var reportInterval: ClockTime
         /// A network emulator on the way out, for tests and measurements (`--impair`).
         public var impairment: ImpairmentProfile?
+        /// How long `close()` keeps answering NACKs before its BYE, so that the last frames can be
+        /// repaired too.
+        public var linger: ClockTime = .milliseconds(300)
 
         public init(remote: SocketAddress, remoteRTCP: SocketAddress? = nil, local: SocketAddress? = nil,
                     multiplexed: Bool = false, sender: RTPSender<Packetizer>.Configuration, cname: String = "sluice",
@@ -114,11 +117,15 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
         }
     }
 
-    /// Sends what the impairment still holds, a last sender report and a BYE (RFC 3550 §6.6), stops
-    /// the RTCP thread and closes the sockets. Safe to call more than once.
+    /// Keeps answering NACKs for `linger`, sends what the impairment still holds, a last sender
+    /// report and a BYE (RFC 3550 §6.6), stops the RTCP thread and closes the sockets. Safe to call
+    /// more than once.
     public func close() {
         guard !closed else { return }
         closed = true
+        if rtcpThread != nil, outgoing.withLock({ $0.sender.statistics.packetCount > 0 }) {
+            clock.sleep(until: clock.now + configuration.linger, unless: StopSignal())
+        }
         stopping.store(true, ordering: .relaxed)
         rtcpThread?.join()
         rtcpThread = nil

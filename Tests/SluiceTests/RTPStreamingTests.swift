@@ -1,0 +1,152 @@
+import Foundation
+import Sluice
+import Synchronization
+import Testing
+import TestSupport
+
+/// Sluice to Sluice over UDP on 127.0.0.1: `Transcoder(sendingTo:)` paced in real time, an
+/// `RTPReceivePipeline` on the other end, with and without an impaired network between them.
+/// Serialized: each test streams for seconds in real time.
+@Suite(.serialized) struct RTPStreamingTests {
+    /// Runs `receiver` on a thread of its own while `send` runs here; returns the receiver's outcome.
+    static func stream(into receiver: RTPReceivePipeline, send: () throws -> Void) throws -> GraphReport {
+        let outcome = Mutex<Result<GraphReport, any Error>?>(nil)
+        let thread = WorkerThread { outcome.withLock { $0 = Result { try receiver.run() } } }
+        try send()
+        thread.join()
+        return try outcome.withLock { $0! }.get()
+    }
+
+    static func loopback(_ codec: CodecName, payloadType: UInt8 = 96) throws -> RTPStreamDescription {
+        var stream = RTPStreamDescription(codec: codec, payloadType: payloadType, local: try SocketAddress(parsing: "127.0.0.1:0"))
+        stream.multiplexed = true
+        stream.frameRate = Samples.frameRate
+        return stream
+    }
+
+    static func destination(of receiver: RTPReceivePipeline) -> RTPDestination {
+        var destination = RTPDestination(address: receiver.localAddress)
+        destination.multiplexed = true
+        return destination
+    }
+
+    /// Every frame of an IVF file.
+    static func ivfFrames(_ path: String) throws -> [EncodedFrame] {
+        let reader = try IVFReader(path: path)
+        var frames: [EncodedFrame] = []
+        while let frame = try reader.next(pool: nil) { frames.append(frame) }
+        return frames
+    }
+
+    @Test func aVP8FileSentAsItIsArrivesFrameForFrameAndEndsAtBYE() throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            let output = dir.file("received.ivf")
+            var options = ReceiveOptions()
+            options.limits.silence = .seconds(10)
+            let receiver = try RTPReceivePipeline(stream: try Self.loopback(.vp8), output: output, options: options)
+            var sendOptions = TranscodeOptions()
+            sendOptions.maxFrames = 40
+            let sender = try Transcoder(input: TestSupport.sampleIVF, sendingTo: Self.destination(of: receiver), options: sendOptions)
+            let report = try Self.stream(into: receiver) { _ = try sender.run() }
+            #expect(receiver.endReason() == RTPReceiverNode<VP8Depacketizer>.EndReason.goodbye.rawValue)
+            #expect(report.nodes.last!.itemsIn == 40)
+
+            let sent = Array(try Self.ivfFrames(TestSupport.sampleIVF).prefix(40)), received = try Self.ivfFrames(output)
+            #expect(received.count == 40)
+            for (index, (a, b)) in zip(sent, received).enumerated() {
+                #expect(Array(a.bytes) == Array(b.bytes), "frame \(index) arrives byte for byte")
+            }
+            let statistics = receiver.statistics()
+            #expect(statistics.jitterBuffer?.framesReleased == 40 && statistics.malformedPackets == 0)
+            #expect(statistics.senderReports >= 1, "the sender's reports arrive on the multiplexed port")
+            let sentStatistics = sender.rtpSender!.statistics()
+            #expect(sentStatistics.packetsSent == statistics.packetsReceived)
+            #expect(sentStatistics.receiverReports >= 1, "the receiver's reports reach the sender")
+        }
+    }
+
+    /// What arrived of a stream encoded from `reference`: every received frame decoded (libvpx) and
+    /// compared with the reference picture its RTP timestamp names.
+    struct Arrival {
+        var frames = 0
+        var undecodable = 0
+        var worstPSNR = Double.infinity
+        var indices: [Int] = []
+        var missing: [Int] { Array(Set(0..<(indices.max() ?? 0)).subtracting(indices)).sorted() }
+    }
+
+    static func check(_ received: String, against reference: [VideoFrame]) throws -> Arrival {
+        let decoder = try CodecRegistry.builtIn.videoDecoder(for: .vp8)
+            .makeDecoder(format: VideoFormat(encoding: .compressed(.vp8), width: 320, height: 240, frameRate: Samples.frameRate), threads: 1)
+        var arrival = Arrival()
+        for frame in try ivfFrames(received) {
+            arrival.frames += 1
+            let index = Int(frame.pts.rescaled(to: Samples.timebase).value)
+            arrival.indices.append(index)
+            var pictures: [VideoFrame] = []
+            do { try decoder.decode(frame) { pictures.append($0) } } catch { arrival.undecodable += 1 }
+            for picture in pictures where reference.indices.contains(index) {
+                let (sum, count) = PictureQuality.squaredError(picture, reference[index])
+                arrival.worstPSNR = min(arrival.worstPSNR, PictureQuality.psnr(meanSquaredError: Double(sum) / Double(count)))
+            }
+        }
+        return arrival
+    }
+
+    /// Encodes the reference clip (VP8, 600 kbit/s) and sends it through `impairment` to a receiver
+    /// writing what arrives to an IVF file.
+    static func sendEncoded(reference: String, through impairment: String, nack: Bool, rtx: UInt8?,
+                            in dir: URL) throws -> (received: String, receiver: RTPReceivePipeline, sender: RTPSendStatistics) {
+        let output = dir.file("received-\(nack).ivf")
+        var options = ReceiveOptions()
+        options.nack = nack
+        let receiver = try RTPReceivePipeline(stream: try loopback(.vp8), output: output, options: options)
+        var destination = destination(of: receiver)
+        destination.impairment = try ImpairmentProfile(parsing: impairment)
+        destination.rtxPayloadType = rtx
+        var sendOptions = TranscodeOptions()
+        sendOptions.codec = .vp8
+        sendOptions.bitrate = 600_000
+        let sender = try Transcoder(input: reference, sendingTo: destination, options: sendOptions)
+        _ = try Self.stream(into: receiver) { _ = try sender.run() }
+        return (output, receiver, sender.rtpSender!.statistics())
+    }
+
+    @Test func withNACKNinetyNinePercentOfFramesArriveThroughFivePercentLossAndReordering() throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            let referencePath = try TranscodeTests.makeReference(in: dir)
+            let reference = try TranscodeTests.readAll(referencePath)
+            let (received, receiver, sent) = try Self.sendEncoded(
+                reference: referencePath, through: "loss=5%,reorder=3%,reorder-delay=15ms,duplicate=1%,delay=5ms,seed=11",
+                nack: true, rtx: nil, in: dir)
+            let arrival = try Self.check(received, against: reference)
+            let statistics = receiver.statistics()
+            print("5% loss with NACK: \(arrival.frames)/\(reference.count) frames (missing \(arrival.missing), last \(arrival.indices.last ?? -1)), worst PSNR \(arrival.worstPSNR) dB; "
+                  + "sender: \(sent.nacksReceived) NACKs, \(sent.retransmissions) retransmissions, impairment \(String(describing: sent.impairment)); "
+                  + "receiver: \(String(describing: statistics.jitterBuffer))")
+            #expect((sent.impairment?.droppedByLoss ?? 0) > 0, "the network did lose packets")
+            #expect(sent.retransmissions > 0)
+            #expect(Double(arrival.frames) >= 0.99 * Double(reference.count))
+            #expect(arrival.undecodable == 0)
+            #expect(arrival.worstPSNR >= 25, "no corrupted picture")
+        }
+    }
+
+    @Test func withoutNACKLossCostsFramesButNeverCorruptsOneAndKeyframeRequestsRecover() throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            let referencePath = try TranscodeTests.makeReference(in: dir)
+            let reference = try TranscodeTests.readAll(referencePath)
+            let (received, receiver, sent) = try Self.sendEncoded(
+                reference: referencePath, through: "loss=2%,seed=5", nack: false, rtx: nil, in: dir)
+            let arrival = try Self.check(received, against: reference)
+            let statistics = receiver.statistics()
+            print("2% loss without NACK: \(arrival.frames)/\(reference.count) frames, worst PSNR \(arrival.worstPSNR) dB; "
+                  + "\(sent.keyframeRequests) keyframe requests heard; receiver: \(String(describing: statistics.jitterBuffer))")
+            #expect(statistics.keyframeRequestsSent > 0 && sent.keyframeRequests > 0)
+            #expect(arrival.frames < reference.count && arrival.frames > reference.count / 2,
+                    "frames after a loss wait for the keyframe the PLI brings")
+            #expect(arrival.undecodable == 0)
+            #expect(arrival.worstPSNR >= 25, "no corrupted picture")
+        }
+    }
+}
