@@ -27,7 +27,7 @@ import MediaCore
 ///     target = clamp(max(4·J, nack && lossSeen ? RTT + reorderAllowance + 4·J : 0), minimumDelay, maximumDelay)
 ///
 /// 4·J covers the spread of arrivals about the fastest one (J is a mean deviation). Once a loss has
-/// been seen, and only if NACK is on, a frame must also wait for a retransmission: the gap shows
+/// been seen (a packet NACKed or given up), and only if NACK is on, a frame must also wait for a retransmission: the gap shows
 /// after the reorder allowance, the request and its answer take a round trip, and the answer is itself
 /// subject to jitter. Without losses no round trip is paid.
 ///
@@ -107,7 +107,12 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
     private var entries: [Entry]
     private var counters = JitterBufferStatistics()
     private var timestamps = TimestampUnwrapper()
+    /// The lowest RTP time before the first release (pts count from it), and the first RTP time
+    /// seen (arrival times are mapped from it).
     private var firstTimestamp: Int64 = 0
+    private var timeAnchor: Int64 = 0
+    /// Whether a frame was released or given up: the window's start is then fixed.
+    private var baseFixed = false
     /// The lowest extended sequence number not yet released or given up, and the highest received.
     private var base: Int64 = 0
     private var highest: Int64 = -1
@@ -159,9 +164,15 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         let timestamp = timestamps.unwrap(packet.header.timestamp)
         if !started {
             started = true
-            (base, highest, firstTimestamp) = (sequence, sequence - 1, timestamp)
+            (base, highest, firstTimestamp, timeAnchor) = (sequence, sequence - 1, timestamp, timestamp)
         }
-        if sequence < base { return rejectOld(sequence) }
+        if sequence < base {
+            // Before the first release, a packet that came out of order extends the window back.
+            guard !baseFixed && highest - sequence < Int64(slots.count) else { return rejectOld(sequence) }
+            markMissing(sequence + 1..<base, due: arrival + reorderAllowance)
+            base = sequence
+            firstTimestamp = min(firstTimestamp, timestamp)
+        }
         if sequence > highest { extendWindow(to: sequence, arrival: arrival) }
 
         let index = slots.index(Int(truncatingIfNeeded: sequence))
@@ -217,17 +228,18 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
                 highest = newBase - 1
             }
             base = newBase
+            baseFixed = true
         }
-        if sequence > highest + 1 {
-            lossSeen = true
-            let due = arrival + reorderAllowance
-            for missing in (highest + 1)..<sequence {
-                entries[slots.index(Int(truncatingIfNeeded: missing))] =
-                    Entry(sequence: missing, state: .missing, nackDue: due)
-            }
-            missingCount += Int(sequence - highest - 1)
-        }
+        markMissing(highest + 1..<sequence, due: arrival + reorderAllowance)
         highest = sequence
+    }
+
+    /// Notes that `range` was skipped: missing, to be NACKed from `due` on.
+    private mutating func markMissing(_ range: Range<Int64>, due: ClockTime) {
+        for missing in range {
+            entries[slots.index(Int(truncatingIfNeeded: missing))] = Entry(sequence: missing, state: .missing, nackDue: due)
+        }
+        missingCount += range.count
     }
 
     // MARK: Release
@@ -311,6 +323,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
     /// is dropped.
     private mutating func giveUp(upTo last: Int64) {
         guard last >= base else { return }
+        baseFixed = true
         var held = 0
         for sequence in base...last {
             let index = slots.index(Int(truncatingIfNeeded: sequence))
@@ -318,6 +331,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
             case .missing:
                 counters.lost += 1
                 missingCount -= 1
+                lossSeen = true
             case .held: held += 1
             default: break
             }
@@ -333,6 +347,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         for sequence in base...end { entries[slots.index(Int(truncatingIfNeeded: sequence))].state = .givenUp }
         counters.framesDropped += 1
         base = end + 1
+        baseFixed = true
         lostReferences()
     }
 
@@ -372,6 +387,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         lastPictureID = info.pictureID
         for sequence in base...end { entries[slots.index(Int(truncatingIfNeeded: sequence))].state = .released }
         base = end + 1
+        baseFixed = true
         if info.isKeyframe {
             waitingForKeyframe = false
             keyframeWanted = false
@@ -400,6 +416,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
                 guard entries[index].state == .missing, entries[index].nackCount < configuration.maxNACKRetries,
                       entries[index].nackDue <= now else { continue }
                 if entries[index].nackCount == 0 { counters.nacked += 1 }
+                lossSeen = true
                 counters.nackRequests += 1
                 entries[index].nackCount += 1
                 entries[index].nackDue = now + retry
@@ -464,7 +481,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
 
     /// RTP time since the first packet's, in nanoseconds.
     private func nanoseconds(_ timestamp: Int64) -> Int64 {
-        (timestamp - firstTimestamp) * 1_000_000_000 / Int64(Depacketizer.clockRate)
+        (timestamp - timeAnchor) * 1_000_000_000 / Int64(Depacketizer.clockRate)
     }
 
     private func entry(_ sequence: Int64) -> Entry { entries[slots.index(Int(truncatingIfNeeded: sequence))] }

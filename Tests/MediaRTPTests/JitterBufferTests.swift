@@ -1,0 +1,374 @@
+import MediaCore
+import TestSupport
+import Testing
+
+@testable import MediaRTP
+
+private func ms(_ value: Int64) -> ClockTime { .milliseconds(value) }
+
+/// A sender and a jitter buffer joined by the test, which decides what arrives when.
+private struct Link<P: RTPPacketizer, D: RTPDepacketizer> {
+    var sender: RTPSender<P>
+    var buffer: JitterBuffer<D>
+    var released: [EncodedFrame] = []
+
+    /// The packets of `frame`, as bytes.
+    mutating func send(_ frame: EncodedFrame, at now: ClockTime = .zero) throws -> [[UInt8]] {
+        var packets: [[UInt8]] = []
+        try sender.send(frame, at: now) { packets.append(Array($0)) }
+        return packets
+    }
+
+    @discardableResult
+    mutating func insert(_ bytes: [UInt8], at arrival: ClockTime) throws -> JitterBuffer<D>.InsertResult {
+        let packet = try RTPPacket(parsing: bytes)
+        return bytes.withUnsafeBytes { buffer.insert(packet, in: $0, arrival: arrival) }
+    }
+
+    /// Answers the NACKs of `feedback` from the sender's history.
+    mutating func retransmissions(for nacks: [UInt16]) throws -> [[UInt8]] {
+        var packets: [[UInt8]] = []
+        for sequence in nacks { try sender.retransmit(sequence) { packets.append(Array($0)) } }
+        return packets
+    }
+
+    mutating func drain(at now: ClockTime) {
+        while let frame = buffer.nextFrame(at: now) { released.append(frame) }
+    }
+}
+
+private func vp8Link(configuration: JitterBuffer<VP8Depacketizer>.Configuration = .init(), firstSequence: UInt16 = 1000,
+                     timestampOffset: UInt32 = 5000, rtx: (payloadType: UInt8, ssrc: UInt32)? = nil) throws
+    -> Link<VP8Packetizer, VP8Depacketizer> {
+    Link(sender: RTPSender(packetizer: try VP8Packetizer(maxPayloadSize: 1000),
+                           configuration: .init(payloadType: 96, ssrc: 0x1234_5678, initialSequenceNumber: firstSequence,
+                                                timestampOffset: timestampOffset, historySize: 512, rtx: rtx)),
+         buffer: JitterBuffer(depacketizer: VP8Depacketizer(), configuration: configuration, pool: BufferPool(name: "jitter")))
+}
+
+private func opusLink(configuration: JitterBuffer<OpusDepacketizer>.Configuration = .init()) throws
+    -> Link<OpusPacketizer, OpusDepacketizer> {
+    Link(sender: RTPSender(packetizer: try OpusPacketizer(),
+                           configuration: .init(payloadType: 111, ssrc: 7, initialSequenceNumber: 0, timestampOffset: 0)),
+         buffer: JitterBuffer(depacketizer: OpusDepacketizer(), configuration: configuration, pool: BufferPool(name: "jitter")))
+}
+
+/// A 20 ms Opus packet (TOC config 31: CELT FB 20 ms, code 0, RFC 6716 §3.1) numbered `index`.
+private func opusFrame(_ index: Int) -> EncodedFrame {
+    [0xF8, UInt8(truncatingIfNeeded: index), 0x55].withUnsafeBytes {
+        EncodedFrame(codec: .opus, isKeyframe: true, pts: MediaTime(Int64(index) * 960, timebase: Rational(1, 48_000)),
+                     duration: MediaTime(960, timebase: Rational(1, 48_000)), copying: $0, pool: nil)
+    }
+}
+
+private func vp8Frame(_ index: Int, _ size: Int, _ keyframe: Bool) -> EncodedFrame {
+    RTPSenderTests.frame(index, size: size, keyframe: keyframe)
+}
+
+/// Checks that `frames` hold `expected`, without printing megabytes when they do not.
+private func expectBytes(_ frames: [EncodedFrame], _ expected: [[UInt8]], sourceLocation: SourceLocation = #_sourceLocation) {
+    let same = frames.map { Array($0.bytes) } == expected
+    #expect(same, "\(frames.count) frames released, \(expected.count) expected", sourceLocation: sourceLocation)
+}
+
+@Suite struct JitterBufferTests {
+    @Test func framesLeaveInOrderAfterTheTargetDelay() throws {
+        var link = try opusLink()
+        for index in 0..<3 {
+            for packet in try link.send(opusFrame(index)) {
+                #expect(try link.insert(packet, at: ms(20 * Int64(index))) == .accepted)
+            }
+        }
+        // No jitter, no loss: the target is the 10 ms minimum after the expected (= actual) arrival.
+        #expect(link.buffer.statistics.targetDelay == ms(10))
+        #expect(link.buffer.nextDeadline == ms(10))
+        link.drain(at: ms(9))
+        #expect(link.released.isEmpty)
+        link.drain(at: ms(30))
+        #expect(link.released.map(\.pts.value) == [0, 960])
+        #expect(link.released.allSatisfy { $0.duration == MediaTime(960, timebase: Rational(1, 48_000)) && $0.isKeyframe })
+        #expect(link.buffer.nextDeadline == ms(50))
+        link.drain(at: ms(50))
+        expectBytes(link.released, (0..<3).map { [0xF8, UInt8($0), 0x55] })
+    }
+
+    @Test func reorderedPacketsMakeAFrameWithoutANACK() throws {
+        var link = try vp8Link()
+        let frame = vp8Frame(0, 2500, true)
+        let packets = try link.send(frame)
+        for (order, index) in [2, 0, 1].enumerated() { try link.insert(packets[index], at: ms(Int64(order))) }
+        // The gap showed at 0 ms and closed at 2 ms, inside the 5 ms reorder allowance.
+        #expect(link.buffer.feedback(at: ms(2)).nacks.isEmpty)
+        link.drain(at: ms(100))
+        expectBytes(link.released, [Array(frame.bytes)])
+        #expect(link.released.first?.isKeyframe == true)
+        #expect(link.buffer.statistics.nacked == 0 && link.buffer.statistics.lost == 0)
+    }
+
+    @Test func duplicatesAreCountedBeforeAndAfterRelease() throws {
+        var link = try vp8Link()
+        let packets = try link.send(vp8Frame(0, 500, true))
+        #expect(try link.insert(packets[0], at: .zero) == .accepted)
+        #expect(try link.insert(packets[0], at: ms(1)) == .duplicate)
+        link.drain(at: ms(100))
+        #expect(link.released.count == 1)
+        #expect(try link.insert(packets[0], at: ms(101)) == .duplicate)
+        #expect(link.buffer.statistics.duplicates == 2)
+        #expect(link.buffer.statistics.received == 1)
+    }
+
+    /// Sequence numbers from 65530 and timestamps 5000 below 2^32 both wrap (RFC 3550 §5.1).
+    @Test func sequenceNumbersAndTimestampsWrapAround() throws {
+        var link = try vp8Link(firstSequence: 65530, timestampOffset: UInt32.max - 5000)
+        var sent: [[UInt8]] = []
+        for index in 0..<10 {
+            let frame = vp8Frame(index, 1500, index == 0)
+            sent.append(Array(frame.bytes))
+            for packet in try link.send(frame) { try link.insert(packet, at: ms(33 * Int64(index))) }
+            link.drain(at: ms(33 * Int64(index) + 20))
+        }
+        #expect(link.released.map(\.pts.value) == (0..<10).map { Int64($0) * 3000 })
+        expectBytes(link.released, sent)
+        #expect(link.buffer.reception.extendedHighestSequenceNumber == Int64(65530 + 19))
+    }
+
+    @Test(arguments: [false, true])
+    func aLostPacketIsNACKedAndRecovered(rtx: Bool) throws {
+        var link = try vp8Link(rtx: rtx ? (97, 0xABCD) : nil)
+        if rtx { link.buffer = JitterBuffer(depacketizer: VP8Depacketizer(), configuration: .init(rtx: (97, 0xABCD)), pool: BufferPool(name: "rtx")) }
+        let frame = vp8Frame(0, 2500, true)
+        let packets = try link.send(frame)
+        try link.insert(packets[0], at: .zero)
+        try link.insert(packets[2], at: ms(1))  // shows the gap; the jitter is 90/16 ticks (62.5 µs)
+        #expect(link.buffer.feedback(at: ms(2)).nacks.isEmpty, "still inside the reorder allowance")
+        let allowance = ms(6) + .seconds(90.0 / 16 / 90_000 / 2)
+        #expect(link.buffer.nextDeadline == allowance)
+        let feedback = link.buffer.feedback(at: allowance)
+        #expect(feedback.nacks == [1001])
+        #expect(feedback.genericNACK(senderSSRC: 1, mediaSSRC: 2)?.lostSequenceNumbers == [1001])
+        let resent = try link.retransmissions(for: feedback.nacks)
+        #expect(try RTPPacket(parsing: resent[0]).header.payloadType == (rtx ? 97 : 96))
+        #expect(try link.insert(resent[0], at: ms(40)) == .accepted)
+        link.drain(at: ms(200))
+        expectBytes(link.released, [Array(frame.bytes)])
+        let statistics = link.buffer.statistics
+        #expect(statistics.nacked == 1 && statistics.recovered == 1 && statistics.lost == 0)
+        // A loss was seen with NACK on: the target now includes a round trip (100 ms by default).
+        #expect(statistics.targetDelay >= ms(100))
+    }
+
+    @Test func nackRetriesAreSpacedByTheRoundTripAndStopAtTheLimit() throws {
+        var link = try vp8Link(configuration: .init(minimumDelay: ms(800), maxNACKRetries: 3))
+        link.buffer.updateRoundTripTime(ms(50))
+        let packets = try link.send(vp8Frame(0, 2500, true))
+        try link.insert(packets[0], at: .zero)
+        try link.insert(packets[2], at: .zero)
+        var nackTimes: [ClockTime] = []
+        var now = ClockTime.zero
+        while let deadline = link.buffer.nextDeadline, deadline < ms(1000) {
+            now = max(now, deadline)
+            if !link.buffer.feedback(at: now).nacks.isEmpty { nackTimes.append(now) }
+            link.drain(at: now)
+        }
+        #expect(nackTimes == [ms(5), ms(55), ms(105)])
+        #expect(link.buffer.statistics.nackRequests == 3 && link.buffer.statistics.nacked == 1)
+        // Given up when the frame was due: 800 ms after its arrival.
+        #expect(link.buffer.statistics.lost == 1 && link.buffer.statistics.framesDropped == 1)
+        #expect(now == ms(800))
+        #expect(link.released.isEmpty)
+    }
+
+    @Test func aLostFrameStopsDeltaFramesUntilAKeyframe() throws {
+        var link = try vp8Link(configuration: .init(nack: false))
+        var keyframeRequests: [ClockTime] = []
+        for index in 0..<15 {
+            let now = ms(33 * Int64(index))
+            let packets = try link.send(vp8Frame(index, 1500, index == 0 || index == 12), at: now)
+            if index != 2 {
+                for packet in packets { try link.insert(packet, at: now) }
+            }
+            link.drain(at: now + ms(20))
+            for step in 0..<33 where link.buffer.feedback(at: now + ms(Int64(step))).keyframeRequest {
+                keyframeRequests.append(now + ms(Int64(step)))
+            }
+        }
+        // Frame 2 is lost: 3...11 have no reference; output resumes at the keyframe 12.
+        #expect(link.released.map { $0.pts.value / 3000 } == [0, 1, 12, 13, 14])
+        #expect(link.released.map(\.isKeyframe) == [true, false, true, false, false])
+        #expect(link.buffer.statistics.framesDropped == 9)
+        // Asked at once, then at most every 250 ms until the keyframe came.
+        #expect(keyframeRequests.count == 2)
+        if keyframeRequests.count == 2 { #expect(keyframeRequests[1] - keyframeRequests[0] >= ms(250)) }
+        #expect(link.buffer.statistics.keyframeRequests == 2)
+    }
+
+    @Test func aLostOpusPacketLeavesAPtsGapAndNoKeyframeRequest() throws {
+        var link = try opusLink()
+        for index in 0..<5 {
+            let packets = try link.send(opusFrame(index))
+            if index != 2 { try link.insert(packets[0], at: ms(20 * Int64(index))) }
+        }
+        link.drain(at: ms(1000))
+        #expect(link.released.map(\.pts.value) == [0, 960, 2880, 3840])
+        #expect(link.buffer.feedback(at: ms(1000)).keyframeRequest == false)
+        #expect(link.buffer.statistics.lost == 1 && link.buffer.statistics.keyframeRequests == 0)
+    }
+
+    /// RFC 3550 A.8 by hand: 20 ms packets (960 ticks) arriving at 0, 25 and 40 ms. D = 1200 - 960 =
+    /// 240, J = 240/16 = 15; then D = 720 - 960 = -240, J = 15 + (240 - 15)/16 = 29.0625.
+    @Test func jitterFollowsRFC3550() throws {
+        var link = try opusLink()
+        for (index, arrival) in [0, 25, 40].enumerated() {
+            try link.insert(try link.send(opusFrame(index))[0], at: ms(Int64(arrival)))
+        }
+        #expect(link.buffer.statistics.jitter == 29.0625)
+        #expect(link.buffer.statistics.jitterSeconds == 29.0625 / 48_000)
+        #expect(link.buffer.receptionReport(at: ms(40))?.jitter == 29)
+    }
+
+    @Test func targetDelayGrowsWithJitterWithinItsBounds() throws {
+        var link = try opusLink(configuration: .init(minimumDelay: ms(5), maximumDelay: ms(120), nack: false))
+        var targets: [ClockTime] = []
+        var random = SplitMix64(seed: 3)
+        for index in 0..<400 {
+            let spread = index < 100 ? 0 : index < 200 ? 10 : 200  // ms of arrival jitter per phase
+            let arrival = ms(20 * Int64(index) + Int64(random.next() % UInt64(spread + 1)))
+            try link.insert(try link.send(opusFrame(index))[0], at: arrival)
+            targets.append(link.buffer.statistics.targetDelay)
+        }
+        #expect(targets[99] == ms(5), "no jitter: the minimum")
+        #expect(targets[199] > ms(5) && targets[199] < ms(120), "4·J of some milliseconds")
+        #expect(targets[399] == ms(120), "clamped to the maximum")
+        #expect(targets.allSatisfy { $0 >= ms(5) && $0 <= ms(120) })
+    }
+
+    @Test func malformedPayloadsAreCounted() throws {
+        var link = try vp8Link(configuration: .init(rtx: (97, 9)))
+        func packet(payloadType: UInt8, ssrc: UInt32, _ payload: [UInt8]) throws -> [UInt8] {
+            let header = RTPHeader(payloadType: payloadType, sequenceNumber: 1, timestamp: 0, ssrc: ssrc)
+            var bytes = [UInt8](repeating: 0, count: 12 + payload.count)
+            try bytes.withUnsafeMutableBytes { out in
+                try payload.withUnsafeBytes { _ = try RTPPacket.write(header: header, payload: $0, into: out) }
+            }
+            return bytes
+        }
+        #expect(try link.insert(packet(payloadType: 96, ssrc: 1, []), at: .zero) == .malformed(.emptyPayload))
+        #expect(try link.insert(packet(payloadType: 96, ssrc: 1, [0x90]), at: .zero)
+            == .malformed(.vp8DescriptorTruncated(.extensionOctet)))
+        #expect(try link.insert(packet(payloadType: 97, ssrc: 9, [0x01]), at: .zero) == .malformed(.rtxOriginalSequenceNumberMissing))
+        #expect(try link.insert(packet(payloadType: 96, ssrc: 1, [0x10] + [UInt8](repeating: 0, count: 1600)), at: .zero) == .tooLarge)
+        let statistics = link.buffer.statistics
+        #expect(statistics.malformed == 3 && statistics.discarded == 4 && statistics.received == 0)
+    }
+
+    @Test func theWindowIsBounded() throws {
+        let pool = BufferPool(name: "bounded")
+        var link = try opusLink(configuration: .init(capacity: 16))
+        link.buffer = JitterBuffer(depacketizer: OpusDepacketizer(), configuration: .init(capacity: 16), pool: pool)
+        for index in 0..<100 { try link.insert(try link.send(opusFrame(index))[0], at: .zero) }
+        #expect(link.buffer.statistics.overflows == 84)
+        #expect(link.buffer.statistics.framesDropped == 84)
+        link.drain(at: ms(10_000))
+        #expect(link.released.map { $0.pts.value / 960 } == Array(84..<100))
+        link.released.removeAll()
+        let allocations = pool.allocations
+        for index in 100..<1000 {
+            try link.insert(try link.send(opusFrame(index))[0], at: ms(20 * Int64(index)))
+            link.drain(at: ms(20 * Int64(index) + 10))
+            link.released.removeAll()
+        }
+        #expect(pool.allocations == allocations, "frames reuse pooled buffers")
+    }
+
+    /// Frames from the real packetizers come out of the jitter buffer byte for byte.
+    @Test func h264AccessUnitsComeOutByteIdentical() throws {
+        var link = Link(sender: RTPSender(packetizer: try H264Packetizer(maxPayloadSize: 1000),
+                                          configuration: .init(payloadType: 102, ssrc: 3)),
+                        buffer: JitterBuffer(depacketizer: H264Depacketizer(), pool: BufferPool(name: "h264")))
+        var sent: [[UInt8]] = []
+        for index in 0..<20 {
+            let idr = index % 10 == 0
+            let slice: [UInt8] = [idr ? 0x65 : 0x41, 0x88] + (0..<(300 + 250 * index)).map { UInt8(truncatingIfNeeded: $0 * 7 + index) | 1 }
+            let units = idr ? [[0x67, 0x42, 0xC0, 0x1F], [0x68, 0xCE, 0x3C, 0x80], slice] : [slice]
+            let frame = annexB(units).withUnsafeBytes {
+                EncodedFrame(codec: .h264, isKeyframe: idr, pts: MediaTime(Int64(index), timebase: Rational(1, 30)), copying: $0, pool: nil)
+            }
+            sent.append(Array(frame.bytes))
+            let packets = try link.send(frame)
+            for packet in packets.reversed() { try link.insert(packet, at: ms(33 * Int64(index))) }
+            link.drain(at: ms(33 * Int64(index) + 15))
+        }
+        expectBytes(link.released, sent)
+        #expect(link.released.map(\.isKeyframe) == (0..<20).map { $0 % 10 == 0 })
+    }
+
+    /// A long run through a lossy, reordering, duplicating network: whatever is lost, no released
+    /// frame follows a gap unless it is a keyframe, and every frame is the one sent.
+    @Test(arguments: [(nack: false, rtx: false), (nack: true, rtx: false), (nack: true, rtx: true)])
+    func noFrameFollowsAGapUnlessItIsAKeyframe(mode: (nack: Bool, rtx: Bool)) throws {
+        let rtx: (payloadType: UInt8, ssrc: UInt32)? = mode.rtx ? (97, 0xABCD) : nil
+        var link = try vp8Link(configuration: .init(nack: mode.nack, rtx: rtx), rtx: rtx)
+        link.buffer.updateRoundTripTime(ms(60))
+        let profile = ImpairmentProfile(lossPercent: 3, meanBurstLength: 2, reorderPercent: 5, duplicatePercent: 2,
+                                        delay: ms(30), jitter: ms(8), seed: 42)
+        var network = NetworkImpairment<[UInt8]>(profile: profile)
+        var sent: [[UInt8]] = []
+        var random = SplitMix64(seed: 11)
+        var keyframeDue = true
+        var sentAt = ClockTime.zero
+        for step in 0..<12_000 {
+            let now = ms(Int64(step))
+            if step % 33 == 0 && step < 11_000 {
+                let index = sent.count
+                let frame = vp8Frame(index, 300 + Int(random.next() % 3000), keyframeDue || index % 90 == 0)
+                keyframeDue = false
+                sent.append(Array(frame.bytes))
+                for packet in try link.send(frame, at: now) {
+                    // The first frame arrives whole, so that pts count from it.
+                    if index == 0 { try link.insert(packet, at: now) } else { network.submit(packet, bytes: packet.count, at: now) }
+                }
+                sentAt = now
+            }
+            try network.deliver(until: now) { try link.insert($0, at: now) }
+            let feedback = link.buffer.feedback(at: now)
+            if feedback.keyframeRequest { keyframeDue = true }
+            if mode.nack {
+                // The NACK crosses the network's delay, the answer crosses it again (through the impairment).
+                for packet in try link.retransmissions(for: feedback.nacks) { network.submit(packet, bytes: packet.count, at: now) }
+            }
+            link.drain(at: now)
+        }
+        _ = sentAt
+        var previous: Int?
+        for frame in link.released {
+            let index = Int(frame.pts.value / 3000)
+            if Array(frame.bytes) != sent[index] { Issue.record("frame \(index) differs from the one sent") }
+            if let previous, !frame.isKeyframe { #expect(index == previous + 1, "frame \(index) after \(previous)") }
+            previous = index
+        }
+        let statistics = link.buffer.statistics
+        #expect(link.released.count > sent.count / 2)
+        #expect(statistics.framesReleased == link.released.count)
+        if mode.nack {
+            #expect(statistics.recovered > 0 && statistics.nacked > 0)
+            #expect(link.released.count > sent.count * 9 / 10, "\(link.released.count) of \(sent.count)")
+        } else {
+            #expect(statistics.keyframeRequests > 0 && statistics.framesDropped > 0)
+        }
+    }
+
+    @Test func receptionReportsFollowRFC3550() throws {
+        var statistics = ReceptionStatistics(clockRate: 90_000)
+        for sequence: UInt16 in [65534, 65535, 1, 2] { statistics.record(sequenceNumber: sequence, timestamp: 0, arrival: .zero) }
+        statistics.noteSenderReport(SenderReport(ssrc: 5, ntpTimestamp: NTPTimestamp(seconds: 0x0001_0002, fraction: 0x8000_0000),
+                                                 rtpTimestamp: 0, packetCount: 0, octetCount: 0), arrival: ms(1000))
+        let block = statistics.reportBlock(ssrc: 5, at: ms(1500))
+        #expect(block.extendedHighestSequenceNumber == 0x1_0002)
+        #expect(statistics.expected == 5 && block.cumulativeLost == 1)
+        #expect(block.fractionLost == 51)  // 1/5 · 256
+        #expect(block.lastSenderReport == 0x0002_8000)
+        #expect(block.delaySinceLastSenderReport == 32768)  // 0.5 s in 1/65536 s
+        statistics.record(sequenceNumber: 3, timestamp: 0, arrival: ms(1600))
+        #expect(statistics.reportBlock(ssrc: 5, at: ms(2000)).fractionLost == 0, "nothing lost since the last report")
+    }
+}
