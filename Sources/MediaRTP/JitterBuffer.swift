@@ -22,14 +22,27 @@ import MediaCore
 /// up, and so is a missing packet whose frame is due.
 ///
 /// **Target delay** (J: interarrival jitter in seconds, RFC 3550 §6.4.1; RTT: the last
-/// `updateRoundTripTime`, else 100 ms):
+/// `updateRoundTripTime`, else the smoothed time from NACKs to the retransmissions they brought,
+/// else 100 ms):
 ///
-///     target = clamp(max(4·J, nack && lossSeen ? RTT + reorderAllowance + 4·J : 0), minimumDelay, maximumDelay)
+///     R = max(RTT, 10 ms)
+///     target = clamp(max(4·J, nack && lossSeen ? 2·R + reorderAllowance + 4·J : 0) + L, minimumDelay, maximumDelay)
 ///
 /// 4·J covers the spread of arrivals about the fastest one (J is a mean deviation). Once a loss has
-/// been seen (a packet NACKed or given up), and only if NACK is on, a frame must also wait for a retransmission: the gap shows
-/// after the reorder allowance, the request and its answer take a round trip, and the answer is itself
-/// subject to jitter. Without losses no round trip is paid.
+/// been seen (a packet NACKed or given up), and only if NACK is on, a frame must also wait for
+/// retransmissions: the gap shows after the reorder allowance, and two requests with their answers
+/// (one may be lost too) take two round trips, subject to jitter. Without losses no round trip is
+/// paid. L is how late the latest late packet was (plus 5 ms), decaying by 1/128 with each frame
+/// released: reordering that the jitter estimate misses widens the delay where it happens.
+///
+/// **Tail.** A video frame whose last packets are lost shows no gap until the next frame arrives, a
+/// frame interval later; so when the highest packet leaves its frame open and nothing follows
+/// within the reorder allowance, the next sequence number is NACKed (a request for a packet not yet
+/// sent finds nothing to resend).
+///
+/// **Start.** When the first packet heard does not start a frame, the packets before it are NACKed
+/// one at a time back to the frame's start (with NACK on), so a stream whose very first packets
+/// were lost still starts at its first keyframe.
 ///
 /// **Reference integrity** (video): once a frame is lost or fails to assemble, every following frame
 /// that is not a keyframe is dropped, and `feedback` asks for a keyframe (PLI, RFC 4585 §6.3.1) at
@@ -121,6 +134,15 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
     /// The lowest arrival minus RTP time (ns) seen: the network's fixed delay plus the clocks' offset.
     private var minimumTransit = Int64.max
     private var roundTripTime = ClockTime.milliseconds(100)
+    private var roundTripTimeReported = false
+    /// How late packets came after their frame was due (decaying with each frame released).
+    private var latenessMargin = ClockTime.zero
+    /// When the last packet was kept, and the NACKs sent for the packet after the highest.
+    private var lastArrival = ClockTime.zero
+    private var tailProbe: (sequence: Int64, count: Int, due: ClockTime)?
+    /// Whether the first frame is being held past its playout time for a recovery in progress.
+    private var heldForRecovery = false
+    private var roundTripSamples = 0
     private var lossSeen = false
     private var mediaSSRC: UInt32?
     /// Video: frames are dropped until a keyframe; a keyframe request is due once one was dropped.
@@ -168,7 +190,9 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         }
         if sequence < base {
             // Before the first release, a packet that came out of order extends the window back.
-            guard !baseFixed && highest - sequence < Int64(slots.count) else { return rejectOld(sequence) }
+            guard !baseFixed && highest - sequence < Int64(slots.count) else {
+                return rejectOld(sequence, timestamp: timestamp, arrival: arrival)
+            }
             markMissing(sequence + 1..<base, due: arrival + reorderAllowance)
             base = sequence
             firstTimestamp = min(firstTimestamp, timestamp)
@@ -186,8 +210,10 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
             missingCount -= 1
             wasNACKed = old.nackCount > 0
             if isRTX || wasNACKed { counters.recovered += 1 }
+            if wasNACKed && !roundTripTimeReported { sampleRoundTrip(arrival - old.nackedAt) }
         }
         counters.received += 1
+        lastArrival = arrival
         slots[index].copyMemory(from: payload)
         entries[index] = Entry(sequence: sequence, timestamp: timestamp, state: .held, length: payload.count,
                                mediaByteCount: info.mediaByteCount, marker: packet.header.marker,
@@ -196,7 +222,25 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
             let transit = arrival.nanoseconds - nanoseconds(timestamp)
             minimumTransit = min(minimumTransit, transit)
         }
+        if sequence == base && !baseFixed && !info.startsFrame && configuration.nack && highest - base + 2 < Int64(slots.count) {
+            // The first packet heard does not start its frame: the packets before it were lost, and
+            // no earlier number says how many. Ask for them one by one, back to the frame's start.
+            base -= 1
+            markMissing(base..<base + 1, due: arrival)
+        }
         return .accepted
+    }
+
+    /// A round trip measured from a NACK to the retransmission it brought, smoothed as TCP
+    /// smooths its RTT (RFC 6298 §2), while RTCP has given none.
+    private mutating func sampleRoundTrip(_ sample: ClockTime) {
+        guard sample > .zero && sample < .seconds(2) else { return }
+        if roundTripSamples == 0 {
+            roundTripTime = sample
+        } else {
+            roundTripTime = ClockTime(nanoseconds: (7 * roundTripTime.nanoseconds + sample.nanoseconds) / 8)
+        }
+        roundTripSamples += 1
     }
 
     private mutating func discard(_ result: InsertResult) -> InsertResult {
@@ -205,14 +249,19 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         return result
     }
 
-    /// A packet below the window: a copy of one released, or too late for its frame.
-    private mutating func rejectOld(_ sequence: Int64) -> InsertResult {
+    /// A packet below the window: a copy of one released, or too late for its frame, whose lateness
+    /// then widens the target delay.
+    private mutating func rejectOld(_ sequence: Int64, timestamp: Int64, arrival: ClockTime) -> InsertResult {
         let entry = entries[slots.index(Int(truncatingIfNeeded: sequence))]
-        if entry.sequence == sequence && entry.state == .released {
+        if entry.state == .released && (entry.sequence == sequence || entry.timestamp == timestamp) {
             counters.duplicates += 1
             return .duplicate
         }
         counters.late += 1
+        let lateness = arrival - playoutTime(timestamp)
+        if lateness > .zero {
+            latenessMargin = min(max(latenessMargin, lateness + .milliseconds(5)), configuration.maximumDelay)
+        }
         return .late
     }
 
@@ -251,15 +300,29 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
             case .empty:
                 return nil
             case .incomplete(let timestamp, let lastKnown):
-                guard now >= playoutTime(timestamp) else { return nil }
+                guard now >= giveUpTime(timestamp, missingThrough: lastKnown) else {
+                    heldForRecovery = heldForRecovery || now >= playoutTime(timestamp)
+                    return nil
+                }
+                heldForRecovery = false
                 giveUp(upTo: lastKnown)
             case .complete(let start, let end, let timestamp, let isKeyframe):
                 if start == base && waitingForKeyframe && !isKeyframe {
                     drop(through: end)
                     continue
                 }
-                guard now >= playoutTime(timestamp) else { return nil }
+                let due = playoutTime(timestamp)
+                guard now >= due else { return nil }
+                guard start == base || now >= giveUpTime(timestamp, missingThrough: start - 1) else {
+                    heldForRecovery = true
+                    return nil
+                }
                 giveUp(upTo: start - 1)  // packets missing before it: whole frames lost
+                if heldForRecovery {
+                    // Released late after a recovery: later frames get the same margin.
+                    heldForRecovery = false
+                    latenessMargin = min(max(latenessMargin, now - due), configuration.maximumDelay)
+                }
                 if waitingForKeyframe && !isKeyframe {
                     drop(through: end)
                 } else if let frame = assemble(through: end, timestamp: timestamp) {
@@ -395,6 +458,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         }
         buffer.count = info.byteCount
         counters.framesReleased += 1
+        latenessMargin = ClockTime(nanoseconds: latenessMargin.nanoseconds * 127 / 128)
         let timebase = Rational(1, Depacketizer.clockRate)
         return EncodedFrame(codec: Depacketizer.codec, isKeyframe: info.isKeyframe,
                             pts: MediaTime(timestamp - firstTimestamp, timebase: timebase),
@@ -420,8 +484,16 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
                 counters.nackRequests += 1
                 entries[index].nackCount += 1
                 entries[index].nackDue = now + retry
+                entries[index].nackedAt = now
                 nackList.append(UInt16(truncatingIfNeeded: sequence))
             }
+        }
+        if let due = tailProbeDue, due <= now {
+            let sequence = highest + 1
+            let count = tailProbe?.sequence == sequence ? tailProbe!.count + 1 : 1
+            tailProbe = (sequence, count, now + max(roundTripTime, .milliseconds(10)))
+            counters.nackRequests += 1
+            nackList.append(UInt16(truncatingIfNeeded: sequence))
         }
         let keyframeRequest = keyframeRequestDue.map { $0 <= now } ?? false
         if keyframeRequest {
@@ -441,7 +513,9 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         }
         switch scan() {
         case .empty: break
-        case .incomplete(let timestamp, _), .complete(_, _, let timestamp, _): note(playoutTime(timestamp))
+        case .incomplete(let timestamp, let lastKnown): note(giveUpTime(timestamp, missingThrough: lastKnown))
+        case .complete(let start, _, let timestamp, _):
+            note(start == base ? playoutTime(timestamp) : max(playoutTime(timestamp), giveUpTime(timestamp, missingThrough: start - 1)))
         }
         if configuration.nack && missingCount > 0 {
             for sequence in base...highest {
@@ -450,7 +524,21 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
             }
         }
         note(keyframeRequestDue)
+        note(tailProbeDue)
         return deadline
+    }
+
+    /// When to NACK the packet after the highest: when the highest leaves its video frame open (no
+    /// marker) and nothing followed within the reorder allowance. Its frame's last packet may be
+    /// lost, and only the next frame would show it, a frame interval later; if it was not sent yet,
+    /// the sender has nothing to resend and the request costs nothing.
+    private var tailProbeDue: ClockTime? {
+        guard configuration.nack, !Depacketizer.eachPayloadIsAFrame, highest >= base,
+              entry(highest).state == .held, !entry(highest).marker else { return nil }
+        guard let tailProbe, tailProbe.sequence == highest + 1 else {
+            return lastArrival + reorderAllowance + .milliseconds(5)
+        }
+        return tailProbe.count < configuration.maxNACKRetries ? tailProbe.due : nil
     }
 
     private var keyframeRequestDue: ClockTime? {
@@ -459,19 +547,55 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         return lastKeyframeRequest + max(roundTripTime, .milliseconds(250))
     }
 
-    /// Sets the round-trip time to the sender, e.g. from RTCP report blocks (RFC 3550 §6.4.1).
-    public mutating func updateRoundTripTime(_ rtt: ClockTime) { roundTripTime = rtt }
+    /// Sets the round-trip time to the sender, e.g. from RTCP report blocks (RFC 3550 §6.4.1); it
+    /// then replaces the estimate from NACKed packets.
+    public mutating func updateRoundTripTime(_ rtt: ClockTime) {
+        roundTripTime = rtt
+        roundTripTimeReported = true
+    }
+
+    /// The round trip used for NACK retries and the target delay: reported, measured, or 100 ms.
+    public var currentRoundTripTime: ClockTime { roundTripTime }
 
     /// The delay added to a frame's expected arrival; see the type's documentation.
     public var targetDelay: ClockTime {
         let jitter = ClockTime.seconds(4 * reception.jitterSeconds)
-        let retransmission = configuration.nack && lossSeen ? roundTripTime + reorderAllowance + jitter : .zero
-        return min(max(max(jitter, retransmission), configuration.minimumDelay), configuration.maximumDelay)
+        let retry = max(roundTripTime, .milliseconds(10))
+        let retransmission = configuration.nack && lossSeen ? retry + retry + reorderAllowance + jitter : .zero
+        return min(max(max(jitter, retransmission) + latenessMargin, configuration.minimumDelay), configuration.maximumDelay)
     }
 
     /// How long a gap may be reordering before it is NACKed: 5 ms plus half the jitter, at most 50 ms.
     private var reorderAllowance: ClockTime {
         min(.milliseconds(5) + .seconds(reception.jitterSeconds / 2), .milliseconds(50))
+    }
+
+    /// When a frame of RTP time `timestamp` that lacks packets from `base` through `last` (and maybe
+    /// after) is given up: at its playout time, unless NACKs for what it lacks are still running;
+    /// then (video only) as late as its expected arrival plus the maximum delay. Waiting delays the
+    /// frames after it too, but a lost video frame costs every frame up to the next keyframe, where a
+    /// lost audio packet costs only its own concealment.
+    private func giveUpTime(_ timestamp: Int64, missingThrough last: Int64) -> ClockTime {
+        let due = playoutTime(timestamp)
+        guard configuration.nack, !Depacketizer.eachPayloadIsAFrame, isRecovering(through: last) else { return due }
+        return max(due, ClockTime(nanoseconds: nanoseconds(timestamp) + minimumTransit) + configuration.maximumDelay)
+    }
+
+    /// Whether a packet missing from `base` through `last`, or right after it, will still be NACKed
+    /// (or, when `last` is the highest and leaves its frame open, the packet after it).
+    private func isRecovering(through last: Int64) -> Bool {
+        if last == highest && tailProbeDue != nil { return true }
+        var sequence = base
+        while sequence <= highest {
+            let entry = entry(sequence)
+            if entry.state == .missing {
+                if entry.nackCount < configuration.maxNACKRetries { return true }
+            } else if sequence > last {
+                break
+            }
+            sequence += 1
+        }
+        return false
     }
 
     /// When the frame of RTP time `timestamp` (extended) plays out.
@@ -520,6 +644,8 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         var isKeyframe = false
         var nackCount = 0
         var nackDue = ClockTime.zero
+        /// When the last NACK for it went out.
+        var nackedAt = ClockTime.zero
     }
 }
 

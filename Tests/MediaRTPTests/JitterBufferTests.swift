@@ -153,8 +153,11 @@ private func expectBytes(_ frames: [EncodedFrame], _ expected: [[UInt8]], source
         expectBytes(link.released, [Array(frame.bytes)])
         let statistics = link.buffer.statistics
         #expect(statistics.nacked == 1 && statistics.recovered == 1 && statistics.lost == 0)
-        // A loss was seen with NACK on: the target now includes a round trip (100 ms by default).
-        #expect(statistics.targetDelay >= ms(100))
+        // The round trip is measured from the NACK to its answer; a loss was seen with NACK on, so the
+        // target now covers two of them.
+        let roundTrip = ms(40) - allowance
+        #expect(link.buffer.currentRoundTripTime == roundTrip)
+        #expect(statistics.targetDelay >= roundTrip + roundTrip)
     }
 
     @Test func nackRetriesAreSpacedByTheRoundTripAndStopAtTheLimit() throws {
@@ -371,4 +374,60 @@ private func expectBytes(_ frames: [EncodedFrame], _ expected: [[UInt8]], source
         statistics.record(sequenceNumber: 3, timestamp: 0, arrival: ms(1600))
         #expect(statistics.reportBlock(ssrc: 5, at: ms(2000)).fractionLost == 0, "nothing lost since the last report")
     }
+
+    @Test func aStreamWhoseFirstPacketsWereLostIsAskedForBackToTheFrameStart() throws {
+        var link = try vp8Link()
+        let frame = vp8Frame(0, 2500, true)
+        let packets = try link.send(frame)  // 1000, 1001, 1002
+        try link.insert(packets[2], at: .zero)
+        // 1002 does not start its frame: 1001 is asked for at once, then 1000 when 1001 does not either.
+        #expect(link.buffer.feedback(at: .zero).nacks == [1001])
+        let first = try link.retransmissions(for: [1001])
+        try link.insert(first[0], at: ms(5))
+        #expect(link.buffer.feedback(at: ms(5)).nacks == [1000])
+        try link.insert(try link.retransmissions(for: [1000])[0], at: ms(10))
+        #expect(link.buffer.feedback(at: ms(10)).nacks.isEmpty, "1000 starts the frame: nothing more to ask")
+        link.drain(at: ms(500))
+        expectBytes(link.released, [Array(frame.bytes)])
+        #expect(link.buffer.statistics.framesDropped == 0 && link.buffer.statistics.keyframeRequests == 0)
+    }
+
+    @Test func aFrameWhoseLastPacketIsLostIsRepairedBeforeTheNextFrameShowsTheGap() throws {
+        var link = try vp8Link(configuration: .init(minimumDelay: ms(20)))
+        let frame = vp8Frame(0, 2500, true)
+        let packets = try link.send(frame)
+        try link.insert(packets[0], at: .zero)
+        try link.insert(packets[1], at: .zero)  // the marker packet 1002 never comes, nor anything after it
+        #expect(link.buffer.feedback(at: ms(1)).nacks.isEmpty, "inside the reorder allowance")
+        let probe = try #require(link.buffer.nextDeadline)
+        #expect(probe < ms(20), "the probe comes before the frame's playout")
+        #expect(link.buffer.feedback(at: probe).nacks == [1002], "the packet after the highest is asked for")
+        try link.insert(try link.retransmissions(for: [1002])[0], at: probe + ms(2))
+        link.drain(at: ms(100))
+        expectBytes(link.released, [Array(frame.bytes)])
+        // A NACK for a packet the sender has not sent yet finds nothing: no harm done.
+        #expect(try link.retransmissions(for: [1003]).isEmpty)
+    }
+
+    @Test func aFrameWaitsPastItsPlayoutWhileItsMissingPacketIsStillAskedFor() throws {
+        var link = try vp8Link(configuration: .init(minimumDelay: ms(10), maximumDelay: ms(300), maxNACKRetries: 5))
+        link.buffer.updateRoundTripTime(ms(30))
+        let key = vp8Frame(0, 2500, true), delta = vp8Frame(1, 500, false)
+        let keyPackets = try link.send(key), deltaPackets = try link.send(delta)
+        try link.insert(keyPackets[0], at: .zero)
+        try link.insert(keyPackets[2], at: .zero)
+        try link.insert(deltaPackets[0], at: ms(33))
+        _ = link.buffer.feedback(at: ms(10))  // NACKs 1001 (lost again)
+        link.drain(at: ms(80))
+        #expect(link.released.isEmpty, "past the playout time, but a NACK is still running")
+        _ = link.buffer.feedback(at: ms(80))
+        try link.insert(try link.retransmissions(for: [1001])[0], at: ms(100))
+        link.drain(at: ms(100))
+        expectBytes(link.released, [Array(key.bytes)])
+        #expect(link.buffer.targetDelay >= ms(60), "the late release widened the delay for what follows")
+        link.drain(at: ms(300))
+        expectBytes(link.released, [Array(key.bytes), Array(delta.bytes)])
+        #expect(link.buffer.statistics.lost == 0 && link.buffer.statistics.framesDropped == 0)
+    }
 }
+
