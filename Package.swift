@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "CodecMJPEG", targets: ["CodecMJPEG"]),
         .library(name: "MediaRTP", targets: ["MediaRTP"]),
         .library(name: "MediaTransport", targets: ["MediaTransport"]),
+        .library(name: "MediaSDP", targets: ["MediaSDP"]),
         .executable(name: "sluice", targets: ["sluice"]),
         // The bare C library and its shims, for benchmarks that compare against it.
         .library(name: "CVPX", targets: ["CVPX"]),
@@ -83,6 +84,8 @@ let package = Package(
         // RTP and RTCP (RFC 3550 and its profiles): packets, payload formats, jitter buffer. Pure logic: no
         // graph, no sockets, no codec library.
         .target(name: "MediaRTP", dependencies: ["MediaCore"]),
+        // SDP (RFC 8866) session descriptions: parsing, serialization, typed attributes. Pure text logic.
+        .target(name: "MediaSDP"),
         // Sockets (UDP over the POSIX calls) and RTP sessions over them: sending, receiving, RTCP.
         .target(name: "MediaTransport", dependencies: ["MediaCore", "MediaRTP"]),
         // Picture scaling (libyuv), frame-rate conversion, audio resampling (speexdsp) and mixing.
@@ -112,6 +115,7 @@ let package = Package(
         .testTarget(name: "CodecMJPEGTests", dependencies: ["CodecMJPEG", "TestSupport"]),
         .testTarget(name: "MediaRTPTests", dependencies: ["MediaRTP", "MediaFiles", "TestSupport"]),
         .testTarget(name: "MediaTransportTests", dependencies: ["MediaTransport"]),
+        .testTarget(name: "MediaSDPTests", dependencies: ["MediaSDP", "TestSupport"]),
         .testTarget(name: "SluiceTests", dependencies: ["Sluice", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
