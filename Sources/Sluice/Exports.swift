@@ -10,4 +10,5 @@
 @_exported import MediaFiles
 @_exported import MediaNodes
 @_exported import MediaRTP
+@_exported import MediaSDP
 @_exported import MediaTransport

@@ -48,6 +48,10 @@ public final class RTPSenderHandle: @unchecked Sendable {
     public let destination: RTPDestination
     /// The local RTP address packets leave from.
     public let localAddress: SocketAddress
+    /// Retransmissions' payload type and SSRC, when they go as RTX.
+    public let rtx: (payloadType: UInt8, ssrc: UInt32)?
+    /// The canonical name in the session's SDES packets (RFC 3550 §6.5.1).
+    public let cname: String
     /// What the session has sent and heard so far; safe from any thread.
     public let statistics: @Sendable () -> RTPSendStatistics
     private let attach: (Graph, Port<EncodedFrame>) -> Void
@@ -67,6 +71,8 @@ public final class RTPSenderHandle: @unchecked Sendable {
         ssrc = destination.ssrc
         self.destination = destination
         localAddress = session.sockets.rtp.localAddress
+        self.rtx = rtx
+        cname = configuration.cname
         statistics = { session.statistics }
         attach = { graph, port in graph.add(node, input: port) }
     }

@@ -1,0 +1,115 @@
+import Glibc
+import MediaCore
+import MediaSDP
+import MediaTransport
+
+/// Session descriptions (SDP, RFC 8866) of the streams Sluice sends, for receivers to open, and the
+/// streams a description asks Sluice to receive.
+extension SessionDescription {
+    /// Describes the stream `sender` sends, as a receiver at its destination should open it: the
+    /// destination in `c=` and `m=`, the payload format (`a=rtpmap`, `a=fmtp`), RTCP feedback it
+    /// answers (RFC 4585 §4.2), RTCP multiplexing (RFC 5761 §5.1.1), RTX (RFC 4588 §8) with its SSRC
+    /// pairing (RFC 5576 §4.2), and the nominal frame rate.
+    public init(describing sender: RTPSenderHandle, frameRate: Rational? = nil, channels: Int = 2) {
+        let address = sender.destination.address
+        let addressType = address.isIPv6 ? "IP6" : "IP4"
+        let payloadType = sender.payloadType
+        var media = MediaDescription(type: sender.codec == .opus ? "audio" : "video", port: Int(address.port),
+                                     proto: "RTP/AVP", formats: [String(payloadType)])
+        switch sender.codec {
+        case .opus:
+            // RFC 7587 §7: always two channels in the rtpmap; sprop-stereo says what is sent.
+            media.append(SDPRTPMap(payloadType: payloadType, encodingName: "opus", clockRate: 48_000, channels: 2))
+            media.append(SDPFormatParameters(payloadType: payloadType, parameters: ["sprop-stereo": channels == 2 ? "1" : "0"]))
+        case .h264:
+            media.append(SDPRTPMap(payloadType: payloadType, encodingName: "H264", clockRate: 90_000))
+            let mode = sender.destination.h264PacketizationMode.rawValue
+            media.append(SDPFormatParameters(payloadType: payloadType, parameters: ["packetization-mode": "\(mode)"]))
+        default:
+            media.append(SDPRTPMap(payloadType: payloadType, encodingName: sender.codec.rawValue, clockRate: sender.clockRate))
+        }
+        if sender.codec != .opus {
+            for (type, parameter) in [("nack", nil), ("nack", "pli"), ("ccm", "fir")] {
+                media.append(SDPRTCPFeedback(payloadType: payloadType, type: type, parameter: parameter))
+            }
+            if let frameRate { media.append(SDPFrameRate(frameRate.doubleValue)) }
+        } else {
+            media.append(SDPRTCPFeedback(payloadType: payloadType, type: "nack"))
+        }
+        if sender.destination.multiplexed { media.appendAttribute("rtcp-mux") }
+        var sources = [sender.ssrc]
+        if let rtx = sender.rtx {
+            media.formats.append(String(rtx.payloadType))
+            media.append(SDPRTPMap(payloadType: rtx.payloadType, encodingName: "rtx", clockRate: sender.clockRate))
+            media.append(SDPFormatParameters(payloadType: rtx.payloadType, parameters: ["apt": "\(payloadType)"]))
+            sources.append(rtx.ssrc)
+            media.append(SDPSourceGroup(semantics: "FID", ssrcs: sources))
+        }
+        for ssrc in sources { media.append(SDPSourceAttribute(ssrc: ssrc, attribute: "cname", value: sender.cname)) }
+        self.init(origin: SDPOrigin(sessionID: UInt64(sender.ssrc), sessionVersion: 1, addressType: addressType,
+                                    address: address.host),
+                  sessionName: "Sluice", connection: SDPConnection(addressType: addressType, address: address.host),
+                  attributes: [SDPAttribute(name: "tool", value: "sluice")], media: [media])
+    }
+}
+
+extension RTPStreamDescription {
+    /// The stream of `media` (a section of `session`) that Sluice can receive: its first payload type
+    /// with a payload format Sluice has (VP8, H.264, Opus), listened for at the section's port on the
+    /// connection address when it is local, else on every address; RTCP as `a=rtcp-mux`/`a=rtcp`
+    /// say, RTX as `a=fmtp:N apt=` and `a=ssrc-group:FID` say (RFC 4588 §8, RFC 5576 §4.2).
+    public init(media: MediaDescription, in session: SessionDescription) throws {
+        var chosen: (payloadType: UInt8, codec: CodecName, map: SDPRTPMap)?
+        for payloadType in media.payloadTypes {
+            guard let map = try media.rtpMap(for: payloadType) ?? SDPRTPMap.staticMapping(payloadType) else { continue }
+            let codec = CodecName(rawValue: map.encodingName)
+            if RTPDestination.codecs.contains(codec) {
+                chosen = (payloadType, codec, map)
+                break
+            }
+        }
+        guard let chosen else {
+            throw SessionDescriptionError.noReceivableFormat(media: media.type, formats: media.formats)
+        }
+        guard (1...65_535).contains(media.port) else { throw SessionDescriptionError.noPort(media: media.type) }
+        let port = UInt16(media.port)
+        let host = media.connection(in: session)?.address
+        self.init(codec: chosen.codec, payloadType: chosen.payloadType, local: try Self.listeningAddress(host: host, port: port))
+        multiplexed = media.rtcpMux
+        if !multiplexed, let rtcp = try media.rtcpAttribute() { rtcpPort = UInt16(exactly: rtcp.port) }
+        channels = chosen.map.channels ?? 1
+        if chosen.codec == .opus, let stereo = try media.formatParameters(for: chosen.payloadType)["stereo"] {
+            channels = stereo == "0" ? 1 : 2
+        }
+        if let rate = try media.frameRate(), rate > 0, let rational = Rational(parsing: String(rate)) { frameRate = rational }
+        for payloadType in media.payloadTypes where try media.rtpMap(for: payloadType)?.encodingName.lowercased() == "rtx" {
+            guard try media.formatParameters(for: payloadType)["apt"] == String(chosen.payloadType) else { continue }
+            let pairing = try media.sourceGroups().first { $0.semantics == "FID" && $0.ssrcs.count == 2 }
+            if let pairing { rtx = (payloadType, pairing.ssrcs[1]) }
+        }
+    }
+
+    /// The connection address at `port` if this machine has it, else every address at `port`.
+    static func listeningAddress(host: String?, port: UInt16) throws -> SocketAddress {
+        if let host, let address = try? SocketAddress(host: host, port: 0), (try? UDPSocket(bindingTo: address))?.close() != nil {
+            return try SocketAddress(host: host, port: port)
+        }
+        return try SocketAddress(host: host?.contains(":") == true ? "::" : "0.0.0.0", port: port)
+    }
+}
+
+/// Why a session description cannot be received.
+public enum SessionDescriptionError: Error, Equatable, CustomStringConvertible {
+    case noReceivableFormat(media: String, formats: [String])
+    case noPort(media: String)
+    case noMedia(kind: String)
+
+    public var description: String {
+        switch self {
+        case .noReceivableFormat(let media, let formats):
+            return "the \(media) section offers payload types \(formats.joined(separator: " ")), none of them VP8, H264 or OPUS"
+        case .noPort(let media): return "the \(media) section has no port to receive on"
+        case .noMedia(let kind): return "the session description has no \(kind) section"
+        }
+    }
+}
