@@ -41,5 +41,8 @@ let package = Package(
         codecBenchmark("OpenH264Codec", extra: ["CodecOpenH264"]),
         codecBenchmark("OpusEncode", extra: ["COpus"]),
         benchmark("GraphRuntime", dependencies: [.product(name: "MediaCore", package: "Sluice")]),
+        benchmark("RTPBenchmarks", dependencies: [
+            .product(name: "MediaCore", package: "Sluice"), .product(name: "MediaRTP", package: "Sluice"),
+        ]),
     ]
 )

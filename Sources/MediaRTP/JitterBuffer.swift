@@ -345,7 +345,8 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
     private func scan() -> Scan {
         guard base <= highest else { return .empty }
         var start = base
-        while entry(start).state != .held { start += 1 }  // the highest is always held
+        while start <= highest && entry(start).state != .held { start += 1 }
+        guard start <= highest else { return .empty }
         let first = entry(start)
         if start > base && !first.startsFrame {
             return .incomplete(timestamp: first.timestamp, lastKnown: lastKnown(of: first.timestamp, from: start))

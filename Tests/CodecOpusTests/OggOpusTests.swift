@@ -147,7 +147,7 @@ struct OggOpusFileTests {
         }
     }
 
-    /// `OpusPacket.duration` (pure Swift, for MediaFiles) against libopus's own parser on random and
+    /// `OpusPacket.duration` (pure Swift in MediaCore, for MediaFiles and MediaRTP) against libopus's own parser on random and
     /// mutated packets: the same verdict and the same duration.
     @Test("OpusPacket.duration agrees with libopus's opus_packet_parse")
     func tocParserMatchesLibopus() throws {
