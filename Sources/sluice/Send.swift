@@ -83,7 +83,11 @@ struct Send: ParsableCommand {
             destination.h264PacketizationMode = packetizationMode == 0 ? .singleNALUnit : .nonInterleaved
             destination.impairment = impair
             sender = try Transcoder(input: input, sendingTo: destination, options: options)
-            if let sdp { try SessionDescriptionWriter.write(for: sender, to: sdp) }
+            if let sdp {
+                let description = SessionDescription(describing: sender.rtpSender!, frameRate: sender.inputFormat?.video?.frameRate,
+                                                     channels: sender.outputFormat?.audio?.channels ?? 2)
+                try description.serialized().write(toFile: sdp, atomically: true, encoding: .utf8)
+            }
         } catch {
             printError("sluice: \(error)")
             throw ExitCode.failure

@@ -7,7 +7,7 @@ struct SluiceCLI: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sluice",
         abstract: "Sluice media engine: transcode media files, send and receive RTP streams.",
-        subcommands: [Transcode.self, Send.self])
+        subcommands: [Transcode.self, Send.self, Receive.self])
 
     /// Errors end in one line on stderr and a non-zero status; --help prints in full.
     static func main() {

@@ -1,0 +1,109 @@
+import ArgumentParser
+import Foundation
+import Sluice
+
+struct Receive: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Receive an RTP stream that a session description (SDP) describes, into a file.",
+        discussion: """
+            The SDP may be one that 'sluice send --sdp' or 'ffmpeg ... -sdp_file' wrote. Its first
+            section of the output's kind (video for .y4m/.ivf/.h264, audio for .wav/.opus) is received
+            on the port it names. .ivf, .h264 and .opus get the stream as it came; .y4m and .wav get it
+            decoded. Packets are put in order in a jitter buffer, missing ones are asked for again
+            (NACK) and keyframes requested (PLI) after a loss; no frame whose references are missing
+            is written.
+
+            Receiving stops at the sender's BYE, after --frames, --duration or --timeout seconds
+            without a frame. A video stream begins at its first keyframe.
+
+            Examples:
+              sluice receive stream.sdp out.ivf
+              sluice receive stream.sdp out.y4m --frames 300
+              sluice receive audio.sdp out.wav --duration 10
+            """)
+
+    @Argument(help: "The session description (.sdp) of the stream.")
+    var sdp: String
+
+    @Argument(help: "The file to write (.y4m, .ivf, .h264, .wav, .opus).")
+    var output: String
+
+    @Option(help: "Stop after this many frames.")
+    var frames: Int?
+
+    @Option(help: "Stop this many seconds after the first frame.")
+    var duration: Double?
+
+    @Option(help: "Stop after this many seconds without a frame (also the longest wait for the first keyframe).")
+    var timeout: Double = 10
+
+    @Option(name: .customLong("min-delay"), help: "Least jitter-buffer delay, in milliseconds.")
+    var minimumDelay = 10
+
+    @Option(name: .customLong("max-delay"), help: "Most jitter-buffer delay, in milliseconds.")
+    var maximumDelay = 1000
+
+    @Flag(name: .customLong("no-nack"), help: "Do not ask for lost packets again.")
+    var noNACK = false
+
+    @Flag(help: "Print no progress, only the summary.")
+    var quiet = false
+
+    func validate() throws {
+        if let frames, frames < 1 { throw ValidationError("--frames must be at least 1") }
+        if let duration, !(duration > 0) { throw ValidationError("--duration must be positive") }
+        guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
+        guard minimumDelay >= 0, maximumDelay >= minimumDelay else {
+            throw ValidationError("--min-delay and --max-delay must satisfy 0 <= min <= max")
+        }
+    }
+
+    func run() throws {
+        let receiver: RTPReceivePipeline
+        do {
+            let text = try String(contentsOfFile: sdp, encoding: .utf8)
+            let session = try SessionDescription(parsing: text)
+            let wantsVideo = try Container(path: output).isVideo
+            guard let media = session.media.first(where: { $0.type == (wantsVideo ? "video" : "audio") }) else {
+                throw SessionDescriptionError.noMedia(kind: wantsVideo ? "video" : "audio")
+            }
+            var options = ReceiveOptions()
+            options.limits = RTPReceiveLimits(frames: frames, duration: duration.map { .seconds($0) }, silence: .seconds(timeout))
+            options.minimumDelay = .milliseconds(Int64(minimumDelay))
+            options.maximumDelay = .milliseconds(Int64(maximumDelay))
+            options.nack = !noNACK
+            receiver = try RTPReceivePipeline(stream: try RTPStreamDescription(media: media, in: session), output: output, options: options)
+        } catch {
+            printError("sluice: \(sdp): \(error)")
+            throw ExitCode.failure
+        }
+        if !quiet { printError("listening on \(receiver.localAddress) for \(receiver.stream.codec) (payload type \(receiver.stream.payloadType))") }
+        _ = try runInterruptibly(receiver.graph, quiet: quiet, progress: { "received \(receiver.framesDone) frames" }) {
+            try receiver.run()
+        }
+        print(report(receiver))
+    }
+
+    private func report(_ receiver: RTPReceivePipeline) -> String {
+        let statistics = receiver.statistics()
+        var lines = ["received rtp://\(receiver.localAddress) -> \(output) (\(receiver.endReason() ?? "stopped"))"]
+        lines.append("  stream   \(receiver.stream.codec), SSRC \(statistics.ssrc.map(String.init) ?? "-"), "
+                     + "\(receiver.outputFormat.map { "\($0)" } ?? "?")")
+        lines.append("  packets  \(statistics.packetsReceived) (\(statistics.bytesReceived) bytes), \(statistics.malformedPackets) malformed, "
+                     + "\(statistics.foreignPackets) of other streams")
+        if let jitter = statistics.jitterBuffer {
+            lines.append("  frames   \(receiver.framesDone) written, \(jitter.framesReleased) complete, \(jitter.framesDropped) dropped "
+                         + "(incomplete or waiting for a keyframe)")
+            lines.append("  loss     \(jitter.lost) lost, \(jitter.recovered) recovered of \(jitter.nacked) NACKed, \(jitter.late) late, "
+                         + "\(jitter.duplicates) duplicates, \(jitter.discarded) discarded")
+            lines.append("  timing   jitter \(formatted(jitter.jitterSeconds * 1000, digits: 1)) ms, delay \(formatted(jitter.targetDelay.seconds * 1000, digits: 1)) ms")
+        }
+        lines.append("  rtcp     \(statistics.senderReports) sender reports, \(statistics.receiverReports) receiver reports sent, "
+                     + "\(statistics.nacksSent) NACKs, \(statistics.keyframeRequestsSent) keyframe requests")
+        let decoding = receiver.decoderStatistics()
+        if decoding.corrupt > 0 || decoding.skipped > 0 {
+            lines.append("  errors   \(decoding.corrupt) frames the decoder rejected, \(decoding.skipped) skipped")
+        }
+        return lines.joined(separator: "\n")
+    }
+}
