@@ -113,7 +113,7 @@ let package = Package(
         .testTarget(name: "CodecMJPEGTests", dependencies: ["CodecMJPEG", "TestSupport"]),
         .testTarget(name: "MediaRTPTests", dependencies: ["MediaRTP", "MediaFiles", "TestSupport"]),
         .testTarget(name: "MediaTransportTests", dependencies: ["MediaTransport"]),
-        .testTarget(name: "MediaSDPTests", dependencies: ["MediaSDP", "TestSupport"]),
+        .testTarget(name: "MediaSDPTests", dependencies: ["MediaSDP", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "SluiceTests", dependencies: ["Sluice", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
