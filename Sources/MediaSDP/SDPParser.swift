@@ -10,8 +10,10 @@ extension SessionDescription {
     public init(parsing text: String) throws(SDPError) {
         var parser = SDPParser()
         var number = 0
-        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        // Split the bytes: a String sees CRLF as one Character, so splitting its Characters on "\n" would not.
+        for bytes in text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
             number += 1
+            let rawLine = Substring(bytes)
             let line = rawLine.last == "\r" ? rawLine.dropLast() : rawLine
             if line.isEmpty { continue }
             do {
@@ -37,13 +39,12 @@ private struct SDPParser {
               line[line.index(after: line.startIndex)] == "="
         else { throw LineFault("expected <type>=<value>") }
         let value = line.dropFirst(2)
-        guard let version else {
+        guard version != nil else {
             guard type == "v" else { throw LineFault("the first line must be v=") }
             guard value == "0" else { throw LineFault("version must be 0") }
-            self.version = 0
+            version = 0
             return
         }
-        _ = version
         if type == "m" {
             finishMedia()
             current = try Self.mediaSection(value)

@@ -53,10 +53,13 @@ struct SDPScanner {
         return value
     }
 
-    /// Consumes a decimal number such as `30`, `29.97` or `.5`.
+    /// Consumes a decimal number such as `30`, `29.97` or `.5`: at most 9 digits before the point and 4
+    /// after it, so that `decimalText` writes it back without an exponent.
     mutating func decimal() -> Double? {
         let text = take { ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2E }
-        guard text.contains(where: \.isNumber), text.count <= 32 else { return nil }
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard text.contains(where: \.isNumber), parts.count <= 2, parts[0].count <= 9, parts.count == 1 || parts[1].count <= 4
+        else { return nil }
         return Double(text)
     }
 }
