@@ -126,10 +126,20 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
 
     // MARK: Receiving
 
-    /// Reads what arrives within `timeout` (and whatever else is already queued), then what waits on
-    /// the RTCP port.
+    /// Reads what arrives within `timeout` on either port, and whatever else is already queued.
     private func receive(timeout: ClockTime) throws {
         var wait: ClockTime? = timeout
+        if !sockets.isMultiplexed {
+            let ready = try sockets.rtp.waitForDatagram(orOn: sockets.rtcp, timeout: timeout)
+            if ready.other {
+                while let received = try datagram.withUnsafeMutableBytes({ try sockets.rtcp.receive(into: $0, timeout: .zero) }) {
+                    let now = clock.now
+                    datagram.withUnsafeBytes { handleRTCP(UnsafeRawBufferPointer(rebasing: $0[0..<received.count]), from: received.from, at: now) }
+                }
+            }
+            guard ready.mine else { return }
+            wait = .zero
+        }
         while let received = try datagram.withUnsafeMutableBytes({ try sockets.rtp.receive(into: $0, timeout: wait) }) {
             wait = .zero
             let now = clock.now
@@ -141,11 +151,6 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
                     handleRTP(bytes, from: received.from, truncated: received.truncated, at: now)
                 }
             }
-        }
-        guard !sockets.isMultiplexed else { return }
-        while let received = try datagram.withUnsafeMutableBytes({ try sockets.rtcp.receive(into: $0, timeout: .zero) }) {
-            let now = clock.now
-            datagram.withUnsafeBytes { handleRTCP(UnsafeRawBufferPointer(rebasing: $0[0..<received.count]), from: received.from, at: now) }
         }
     }
 

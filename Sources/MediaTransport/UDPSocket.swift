@@ -87,6 +87,16 @@ public final class UDPSocket: @unchecked Sendable {
         return (min(count, buffer.count), SocketAddress(storage: storage, length: length), count > buffer.count)
     }
 
+    /// Waits up to `timeout` until this socket or `other` has a datagram to read, and says which
+    /// do (neither, when the time ran out): one thread serves an RTP and an RTCP port this way.
+    public func waitForDatagram(orOn other: UDPSocket, timeout: ClockTime) throws -> (mine: Bool, other: Bool) {
+        var pollers = [pollfd(fd: try open(), events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: try other.open(), events: Int16(POLLIN), revents: 0)]
+        let milliseconds = Int32(clamping: max(0, (timeout.nanoseconds + 999_999) / 1_000_000))
+        guard try retryingInterrupts("poll", { poll(&pollers, 2, milliseconds) }) > 0 else { return (false, false) }
+        return (pollers[0].revents != 0, pollers[1].revents != 0)
+    }
+
     private func open() throws -> Int32 {
         guard descriptor >= 0 else { throw SocketError.closed }
         return descriptor
