@@ -69,6 +69,35 @@ public enum TestSupport {
                              stderr: String(decoding: errData, as: UTF8.self))
     }
 
+    /// A tool running in the background (a network peer), started by `start`.
+    public final class BackgroundProcess: @unchecked Sendable {
+        private let done = NSCondition()
+        private var result: Result<ProcessResult, any Error>?
+
+        init(_ executable: String, _ arguments: [String], timeout: Double) {
+            Thread.detachNewThread { [self] in
+                let outcome = Result { try TestSupport.run(executable, arguments, timeout: timeout) }
+                done.lock()
+                result = outcome
+                done.broadcast()
+                done.unlock()
+            }
+        }
+
+        /// Waits for the tool to end (it is killed at its timeout) and returns what it did.
+        public func wait() throws -> ProcessResult {
+            done.lock()
+            defer { done.unlock() }
+            while result == nil { done.wait() }
+            return try result!.get()
+        }
+    }
+
+    /// Starts `executable` in the background; `wait()` collects it. Killed after `timeout` seconds.
+    public static func start(_ executable: String, _ arguments: [String], timeout: Double = 60) -> BackgroundProcess {
+        BackgroundProcess(executable, arguments, timeout: timeout)
+    }
+
     /// Everything `handle` yields up to end of file. Reads a signal interrupts are retried:
     /// Foundation's `readDataToEndOfFile` traps on EINTR, which child processes' SIGCHLD can cause.
     static func readToEnd(_ handle: FileHandle) -> Data {

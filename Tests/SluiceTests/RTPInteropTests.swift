@@ -1,0 +1,193 @@
+import Foundation
+import Sluice
+import Testing
+import TestSupport
+
+/// Sluice against real RTP peers on 127.0.0.1: ffmpeg and GStreamer send what Sluice receives
+/// (through the SDP ffmpeg writes), and receive what Sluice sends (through the SDP Sluice writes).
+/// Pictures are compared with the peer's own decode of the same stream. Serialized: each test
+/// streams in real time, and the peers are bounded by timeouts.
+@Suite(.serialized) struct RTPInteropTests {
+    /// A port P with P and P + 1 free on 127.0.0.1 (RTP and RTCP, RFC 3550 §11).
+    static func freePortPair() throws -> UInt16 {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<100 {
+            let port = UInt16.random(in: 20_000...40_000, using: &generator) & ~1
+            guard let rtp = try? UDPSocket(bindingTo: SocketAddress(host: "127.0.0.1", port: port)) else { continue }
+            defer { rtp.close() }
+            guard let rtcp = try? UDPSocket(bindingTo: SocketAddress(host: "127.0.0.1", port: port + 1)) else { continue }
+            rtcp.close()
+            return port
+        }
+        throw FixtureError(description: "no free UDP port pair on 127.0.0.1")
+    }
+
+    /// The stream of the first `kind` section of an SDP file.
+    static func stream(fromSDP path: String, kind: String) throws -> RTPStreamDescription {
+        let session = try SessionDescription(parsing: try String(contentsOfFile: path, encoding: .utf8))
+        let media = try #require(session.media.first { $0.type == kind })
+        return try RTPStreamDescription(media: media, in: session)
+    }
+
+    /// Receives what `peer` (started once the receiver listens) sends, and waits for the peer.
+    static func receive(_ stream: RTPStreamDescription, into output: String, silence: Double = 5,
+                        peer: () -> TestSupport.BackgroundProcess) throws -> (RTPReceivePipeline, TestSupport.ProcessResult) {
+        var options = ReceiveOptions()
+        options.limits.silence = .seconds(silence)
+        let receiver = try RTPReceivePipeline(stream: stream, output: output, options: options)
+        let process = peer()
+        _ = try receiver.run()
+        let result = try process.wait()
+        #expect(result.status == 0, "peer failed: \(result.stderr)")
+        return (receiver, result)
+    }
+
+    /// Mean PSNR of two equally long raw videos, and their frame counts.
+    static func compare(_ a: String, _ b: String) throws -> (frames: (Int, Int), psnr: Double) {
+        let first = try TranscodeTests.readAll(a), second = try TranscodeTests.readAll(b)
+        var errorSum: UInt64 = 0, samples = 0
+        for (x, y) in zip(first, second) {
+            let (sum, count) = PictureQuality.squaredError(x, y)
+            errorSum += sum
+            samples += count
+        }
+        let psnr = samples == 0 ? 0 : PictureQuality.psnr(meanSquaredError: Double(errorSum) / Double(samples))
+        return ((first.count, second.count), psnr)
+    }
+
+    /// An ffmpeg RTP sender's SDP, written by a first run of the same command that sends one frame
+    /// (nobody listens yet), so that the receiver can listen before the real run starts.
+    static func ffmpegSDP(_ input: [String], _ output: [String], port: UInt16, in dir: URL) throws -> String {
+        let sdp = dir.file("ffmpeg-\(port).sdp")
+        try TestSupport.ffmpeg(input + ["-frames:v", "1", "-frames:a", "1"] + output
+                               + ["-f", "rtp", "-sdp_file", sdp, "rtp://127.0.0.1:\(port)"])
+        return sdp
+    }
+
+    static func ffmpegSend(_ input: [String], _ output: [String], port: UInt16) -> TestSupport.BackgroundProcess {
+        TestSupport.start("ffmpeg", ["-nostdin", "-hide_banner", "-loglevel", "error", "-re"] + input + output
+                                    + ["-f", "rtp", "rtp://127.0.0.1:\(port)"], timeout: 30)
+    }
+
+    @Test func h264FromFFmpegDecodesAsFFmpegDecodesIt() throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            let reference = try TranscodeTests.makeReference(in: dir, frames: 75)
+            let source = dir.file("source.h264")
+            try TestSupport.ffmpeg(["-i", reference, "-c:v", "libx264", "-profile:v", "main", "-bf", "0", "-g", "25",
+                                    "-b:v", "600k", source])
+            let port = try Self.freePortPair()
+            let input = ["-i", source], output = ["-c", "copy"]
+            let sdp = try Self.ffmpegSDP(input, output, port: port, in: dir)
+            let stream = try Self.stream(fromSDP: sdp, kind: "video")
+            #expect(stream.codec == .h264 && stream.payloadType == 96 && stream.local.port == port)
+
+            let received = dir.file("received.y4m")
+            let (receiver, _) = try Self.receive(stream, into: received) { Self.ffmpegSend(input, output, port: port) }
+            let ffmpegDecode = dir.file("ffmpeg.y4m")
+            try TestSupport.ffmpeg(["-i", source, "-pix_fmt", "yuv420p", ffmpegDecode])
+            let (frames, psnr) = try Self.compare(received, ffmpegDecode)
+            print("H.264 from ffmpeg: \(frames.0) of \(frames.1) frames, PSNR against ffmpeg's decode \(psnr) dB; "
+                  + "\(receiver.statistics())")
+            #expect(frames.0 == 75 && frames.1 == 75)
+            #expect(psnr >= 50, "OpenH264 and ffmpeg decode a main-profile stream without B-frames alike")
+            #expect(receiver.endReason() != nil)
+        }
+    }
+
+    @Test func vp8FromFFmpegArrivesFrameForFrame() throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            let port = try Self.freePortPair()
+            let input = ["-i", TestSupport.sampleIVF], output = ["-frames:v", "60", "-c", "copy"]
+            let sdp = try Self.ffmpegSDP(["-i", TestSupport.sampleIVF], ["-c", "copy"], port: port, in: dir)
+            let stream = try Self.stream(fromSDP: sdp, kind: "video")
+            #expect(stream.codec == .vp8)
+            let received = dir.file("received.ivf")
+            let (receiver, _) = try Self.receive(stream, into: received) { Self.ffmpegSend(input, output, port: port) }
+            let sent = Array(try RTPStreamingTests.ivfFrames(TestSupport.sampleIVF).prefix(60))
+            let got = try RTPStreamingTests.ivfFrames(received)
+            print("VP8 from ffmpeg: \(got.count) frames; \(receiver.statistics())")
+            #expect(got.count == 60)
+            #expect(zip(sent, got).allSatisfy { Array($0.bytes) == Array($1.bytes) }, "every frame byte for byte")
+        }
+    }
+
+    @Test func opusFromFFmpegKeepsEveryPacketAndItsDuration() throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            let source = dir.file("source.opus")
+            try TestSupport.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=3:sample_rate=48000", "-ac", "2",
+                                    "-c:a", "libopus", "-b:a", "64k", source])
+            let port = try Self.freePortPair()
+            let input = ["-i", source], output = ["-c", "copy"]
+            let sdp = try Self.ffmpegSDP(input, output, port: port, in: dir)
+            let stream = try Self.stream(fromSDP: sdp, kind: "audio")
+            #expect(stream.codec == .opus && stream.channels == 2)
+            let received = dir.file("received.opus")
+            let (receiver, _) = try Self.receive(stream, into: received, silence: 2) { Self.ffmpegSend(input, output, port: port) }
+            let sentPackets = try Self.opusPackets(source), receivedPackets = try Self.opusPackets(received)
+            print("Opus from ffmpeg: \(receivedPackets.count) of \(sentPackets.count) packets; \(receiver.statistics())")
+            #expect(receivedPackets == sentPackets, "every packet as sent")
+            let duration = Double(try TestSupport.ffprobe(received, entries: "format=duration")["duration"] ?? "") ?? 0
+            #expect(abs(duration - 3) <= 0.03, "ffprobe reads \(duration) s")
+        }
+    }
+
+    static func opusPackets(_ path: String) throws -> [[UInt8]] {
+        let reader = try OggOpusReader(path: path)
+        var packets: [[UInt8]] = []
+        while let packet = try reader.next(pool: nil) { packets.append(Array(packet.bytes)) }
+        return packets
+    }
+
+    @Test func h264FromGStreamerInSTAPAAndSmallFUAFragmentsDecodesAsSent() throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            let reference = try TranscodeTests.makeReference(in: dir, frames: 50)
+            let port = try Self.freePortPair()
+            var stream = RTPStreamDescription(codec: .h264, payloadType: 96, local: try SocketAddress(host: "127.0.0.1", port: port))
+            stream.frameRate = Samples.frameRate
+            let sent = dir.file("sent.h264"), received = dir.file("received.y4m")
+            // x264 in GStreamer, its stream both sent (STAP-A for SPS/PPS, FU-A at a 400-byte MTU) and kept.
+            let pipeline = "filesrc location=\(reference) ! y4mdec ! x264enc tune=zerolatency key-int-max=25 bitrate=600 "
+                + "! video/x-h264,profile=constrained-baseline,stream-format=byte-stream,alignment=au ! tee name=t "
+                + "t. ! queue ! rtph264pay pt=96 mtu=400 config-interval=-1 aggregate-mode=zero-latency "
+                + "! udpsink host=127.0.0.1 port=\(port) sync=true "
+                + "t. ! queue ! filesink location=\(sent)"
+            let (receiver, _) = try Self.receive(stream, into: received, silence: 2) {
+                TestSupport.start("gst-launch-1.0", ["-q"] + pipeline.split(separator: " ").map(String.init), timeout: 30)
+            }
+            let decoded = dir.file("gstreamer.y4m")
+            try TestSupport.ffmpeg(["-i", sent, "-pix_fmt", "yuv420p", decoded])
+            let (frames, psnr) = try Self.compare(received, decoded)
+            print("H.264 from GStreamer: \(frames.0) of \(frames.1) frames, PSNR \(psnr) dB; \(receiver.statistics())")
+            #expect(frames.0 == 50 && frames.1 == 50)
+            #expect(psnr >= 50)
+        }
+    }
+
+    @Test(arguments: [CodecName.vp8, .h264])
+    func ffmpegDecodesWhatSluiceSendsFromTheSDPSluiceWrites(codec: CodecName) throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            let reference = try TranscodeTests.makeReference(in: dir, frames: 50)
+            let port = try Self.freePortPair()
+            var options = TranscodeOptions()
+            options.codec = codec
+            options.bitrate = 800_000
+            options.keyframeInterval = 25
+            let sender = try Transcoder(input: reference, sendingTo: RTPDestination(address: try SocketAddress(host: "127.0.0.1", port: port)),
+                                        options: options)
+            let sdp = dir.file("sluice.sdp")
+            try SessionDescription(describing: sender.rtpSender!, frameRate: Samples.frameRate).serialized()
+                .write(toFile: sdp, atomically: true, encoding: .utf8)
+            let received = dir.file("ffmpeg-received.y4m")
+            let ffmpeg = TestSupport.start("ffmpeg", ["-nostdin", "-hide_banner", "-loglevel", "error", "-protocol_whitelist",
+                                                      "file,udp,rtp", "-i", sdp, "-pix_fmt", "yuv420p", "-y", received], timeout: 30)
+            Thread.sleep(forTimeInterval: 1)  // ffmpeg opens its port
+            let summary = try sender.run()
+            let result = try ffmpeg.wait()
+            #expect(result.status == 0, "ffmpeg: \(result.stderr)")
+            let (frames, psnr) = try Self.compare(received, reference)
+            print("\(codec) from Sluice to ffmpeg: \(frames.0) of \(frames.1) frames, PSNR \(psnr) dB, \(summary.frames) sent")
+            #expect(frames.0 == 50, "ffmpeg ends at Sluice's BYE with every frame")
+            #expect(psnr >= 30)
+        }
+    }
+}
