@@ -163,8 +163,20 @@ import TestSupport
         }
     }
 
-    @Test(arguments: [CodecName.vp8, .h264])
-    func ffmpegDecodesWhatSluiceSendsFromTheSDPSluiceWrites(codec: CodecName) throws {
+    /// A receiver of the stream an SDP file describes, writing raw I420 video to `output`.
+    static func peerReceiving(_ peer: String, sdp: String, output: String) -> TestSupport.BackgroundProcess {
+        if peer == "ffmpeg" {
+            return TestSupport.start("ffmpeg", ["-nostdin", "-hide_banner", "-loglevel", "error", "-protocol_whitelist",
+                                                "file,udp,rtp", "-i", sdp, "-pix_fmt", "yuv420p", "-y", output], timeout: 30)
+        }
+        // Raw I420 frames (GStreamer's y4menc cannot name the rate of an RTP stream), made Y4M afterwards.
+        let pipeline = "filesrc location=\(sdp) ! sdpdemux latency=200 ! decodebin ! videoconvert ! video/x-raw,format=I420 "
+            + "! filesink location=\(output).yuv"
+        return TestSupport.start("gst-launch-1.0", ["-q"] + pipeline.split(separator: " ").map(String.init), timeout: 30)
+    }
+
+    @Test(arguments: [(CodecName.vp8, "ffmpeg"), (.h264, "ffmpeg"), (.vp8, "gstreamer"), (.h264, "gstreamer")])
+    func aPeerDecodesWhatSluiceSendsFromTheSDPSluiceWrites(codec: CodecName, peer: String) throws {
         try TestSupport.withTemporaryDirectory { dir in
             let reference = try TranscodeTests.makeReference(in: dir, frames: 50)
             let port = try Self.freePortPair()
@@ -177,16 +189,19 @@ import TestSupport
             let sdp = dir.file("sluice.sdp")
             try SessionDescription(describing: sender.rtpSender!, frameRate: Samples.frameRate).serialized()
                 .write(toFile: sdp, atomically: true, encoding: .utf8)
-            let received = dir.file("ffmpeg-received.y4m")
-            let ffmpeg = TestSupport.start("ffmpeg", ["-nostdin", "-hide_banner", "-loglevel", "error", "-protocol_whitelist",
-                                                      "file,udp,rtp", "-i", sdp, "-pix_fmt", "yuv420p", "-y", received], timeout: 30)
-            Thread.sleep(forTimeInterval: 1)  // ffmpeg opens its port
+            let received = dir.file("\(peer)-received.y4m")
+            let receiver = Self.peerReceiving(peer, sdp: sdp, output: received)
+            Thread.sleep(forTimeInterval: 1)  // the peer opens its port
             let summary = try sender.run()
-            let result = try ffmpeg.wait()
-            #expect(result.status == 0, "ffmpeg: \(result.stderr)")
+            let result = try receiver.wait()
+            #expect(result.status == 0, "\(peer): \(result.stderr)")
+            if peer == "gstreamer" {
+                try TestSupport.ffmpeg(["-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", "320x240", "-r", "25",
+                                        "-i", received + ".yuv", received])
+            }
             let (frames, psnr) = try Self.compare(received, reference)
-            print("\(codec) from Sluice to ffmpeg: \(frames.0) of \(frames.1) frames, PSNR \(psnr) dB, \(summary.frames) sent")
-            #expect(frames.0 == 50, "ffmpeg ends at Sluice's BYE with every frame")
+            print("\(codec) from Sluice to \(peer): \(frames.0) of \(frames.1) frames, PSNR \(psnr) dB, \(summary.frames) sent")
+            #expect(frames.0 == 50, "the peer ends at Sluice's BYE with every frame")
             #expect(psnr >= 30)
         }
     }
