@@ -76,6 +76,24 @@ import Testing
         #expect(session.media[1].attributeValue("control") == "stream=1")
     }
 
+    @Test func gstreamerWebRTCBin() throws {
+        let session = try Fixtures.parsed("gstreamer-webrtcbin.sdp")
+        #expect(try session.groups() == [SDPGroup(semantics: "BUNDLE", mids: ["video0", "video1", "audio2"])])
+        #expect(session.media.map(\.port) == [9, 0, 0])  // bundle-only sections carry port 0 (RFC 9143 §6)
+        #expect(session.media.dropFirst().allSatisfy { $0.hasAttribute("bundle-only") })
+        let h264 = try #require(session.media(mid: "video1"))
+        #expect(try h264.frameRate() == 30)
+        #expect(try h264.formatParameters(for: 102) == [
+            "packetization-mode": "1", "sprop-parameter-sets": "Z0LAFdkBQfsBagwMDUoAAAMAAgAAAwB5HixckA==,aMuMsg==",
+            "profile-level-id": "42c015", "level-asymmetry-allowed": "1",
+        ])
+        #expect(try h264.feedback(for: 102).map(\.type) == ["nack", "ccm", "transport-cc"])
+        #expect(h264.rtcpMux && h264.hasAttribute("rtcp-mux-only"))
+        let audio = try #require(session.media(mid: "audio2"))
+        #expect(try audio.rtpMap(for: 111) == SDPRTPMap(payloadType: 111, encodingName: "OPUS", clockRate: 48000, channels: 2))
+        #expect(try audio.sourceAttributes().map(\.attribute) == ["msid", "cname"])
+    }
+
     @Test func chromeOffer() throws {
         let session = try Fixtures.parsed("chrome-offer.sdp")
         #expect(try session.groups() == [SDPGroup(semantics: "BUNDLE", mids: ["0", "1", "2"])])
