@@ -122,6 +122,9 @@ import Testing
         #expect(h264.map(\.1) == ["42001f", "42001f", "42e01f", "42e01f", "4d001f", "64001f"])
         #expect(h264.map(\.2) == ["1", "0", "1", "0", "1", "1"])
         #expect(h264.map(\.3) == [103, 105, 107, 109, 125, 113])
+        #expect(try h264.map { try video.retransmissionPayloadType(for: $0.0) } == [103, 105, 107, 109, 125, 113])
+        #expect(try video.retransmissionPayloadType(for: 96) == 97)
+        #expect(try video.retransmissionPayloadType(for: 118) == nil)  // ulpfec has no RTX
         #expect(try video.feedback(for: 96).map { [$0.type, $0.parameter ?? ""] }
             == [["goog-remb", ""], ["transport-cc", ""], ["ccm", "fir"], ["nack", ""], ["nack", "pli"]])
         #expect(try video.sourceGroups() == [SDPSourceGroup(semantics: "FID", ssrcs: [1_467_803_563, 3_409_812_240])])

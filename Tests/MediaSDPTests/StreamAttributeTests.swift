@@ -117,6 +117,20 @@ import Testing
         }
     }
 
+    @Test func rtcpAddress() throws {
+        let parsed = try SessionDescription(parsing: Self.head + "m=audio 5004 RTP/AVP 0\nm=audio 5006 RTP/AVP 0\n"
+            + "a=rtcp:5007 IN IP4 192.0.2.9\n")
+        #expect(try parsed.media[0].rtcpAddress(in: parsed) == "192.0.2.1")
+        #expect(try parsed.media[1].rtcpAddress(in: parsed) == "192.0.2.9")
+    }
+
+    /// RFC 8285 §5: session-level mappings apply where a section does not map the id itself.
+    @Test func sessionLevelExtensionMaps() throws {
+        let parsed = try SessionDescription(parsing: Self.head + "a=extmap:1 urn:a\na=extmap:2 urn:b\n"
+            + "m=audio 5004 RTP/AVP 0\na=extmap:2 urn:c\na=extmap:3/sendonly urn:d\n")
+        #expect(try parsed.media[0].extensionMaps(in: parsed).map(\.uri) == ["urn:c", "urn:d", "urn:a"])
+    }
+
     @Test func connectionFallsBackToSession() throws {
         let parsed = try SessionDescription(parsing: Self.head + "m=audio 5004 RTP/AVP 0\nm=video 5006 RTP/AVP 96\n"
             + "c=IN IP4 224.2.1.1/127/3\n")
