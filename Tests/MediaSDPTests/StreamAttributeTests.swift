@@ -93,6 +93,13 @@ import Testing
         #expect(parsed.media[0].direction(in: parsed) == media)
     }
 
+    @Test func setDirectionReplacesFlags() throws {
+        var parsed = try SessionDescription(parsing: Self.head + "m=audio 5004 RTP/AVP 0\na=sendonly\na=rtcp-mux\na=inactive\n")
+        parsed.media[0].setDirection(.recvonly)
+        #expect(parsed.media[0].attributes == [SDPAttribute(name: "rtcp-mux"), SDPAttribute(name: "recvonly")])
+        #expect(parsed.media[0].direction(in: parsed) == .recvonly)
+    }
+
     @Test func reversedDirection() {
         #expect(SDPDirection.allCases.map(\.reversed) == [.sendrecv, .recvonly, .sendonly, .inactive])
     }
