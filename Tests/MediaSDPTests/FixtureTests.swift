@@ -91,7 +91,7 @@ import Testing
         #expect(h264.rtcpMux && h264.hasAttribute("rtcp-mux-only"))
         let audio = try #require(session.media(mid: "audio2"))
         #expect(try audio.rtpMap(for: 111) == SDPRTPMap(payloadType: 111, encodingName: "OPUS", clockRate: 48000, channels: 2))
-        #expect(try audio.sourceAttributes().map(\.attribute) == ["msid", "cname"])
+        #expect(try audio.sourceAttributes().map(\.name) == ["msid", "cname"])
     }
 
     @Test func chromeOffer() throws {
@@ -129,7 +129,7 @@ import Testing
             == [["goog-remb", ""], ["transport-cc", ""], ["ccm", "fir"], ["nack", ""], ["nack", "pli"]])
         #expect(try video.sourceGroups() == [SDPSourceGroup(semantics: "FID", ssrcs: [1_467_803_563, 3_409_812_240])])
         let sources = try video.sourceAttributes()
-        #expect(sources.count == 4 && sources[0] == SDPSourceAttribute(ssrc: 1_467_803_563, attribute: "cname", value: "kZ4r8y1FhM2x7QpT"))
+        #expect(sources.count == 4 && sources[0] == SDPSourceAttribute(ssrc: 1_467_803_563, name: "cname", value: "kZ4r8y1FhM2x7QpT"))
         #expect(try video.extensionMaps().first { $0.uri == "urn:ietf:params:rtp-hdrext:sdes:mid" }?.id == 4)
         #expect(video.direction(in: session) == .sendrecv)
         #expect(session.attributeValue("msid-semantic") == " WMS 3a8b1c9e-7d2f-4c5a-9e1b-2f6d8a4c7e31")

@@ -17,10 +17,10 @@ import Testing
 
 @Suite struct SourceAttributeTests {
     @Test(arguments: [
-        ("2857166718 cname:kZ4r8y1FhM2x7QpT", SDPSourceAttribute(ssrc: 2_857_166_718, attribute: "cname", value: "kZ4r8y1FhM2x7QpT")),
-        ("1 msid:stream track", SDPSourceAttribute(ssrc: 1, attribute: "msid", value: "stream track")),
-        ("4294967295 label", SDPSourceAttribute(ssrc: 4_294_967_295, attribute: "label")),
-        ("3 fmtp:96 apt=97", SDPSourceAttribute(ssrc: 3, attribute: "fmtp", value: "96 apt=97")),
+        ("2857166718 cname:kZ4r8y1FhM2x7QpT", SDPSourceAttribute(ssrc: 2_857_166_718, name: "cname", value: "kZ4r8y1FhM2x7QpT")),
+        ("1 msid:stream track", SDPSourceAttribute(ssrc: 1, name: "msid", value: "stream track")),
+        ("4294967295 label", SDPSourceAttribute(ssrc: 4_294_967_295, name: "label")),
+        ("3 fmtp:96 apt=97", SDPSourceAttribute(ssrc: 3, name: "fmtp", value: "96 apt=97")),
     ])
     func parses(value: String, expected: SDPSourceAttribute) throws { try expectParses(value, to: expected) }
 
