@@ -72,6 +72,22 @@ public struct MediaDescription: SDPAttributeContainer, Sendable, Hashable {
         try values(SDPRTCPFeedback.self).filter { $0.payloadType == nil || $0.payloadType == payloadType }
     }
 
+    /// The payload type that retransmits `payloadType`: an `rtx` mapping whose fmtp says `apt=<payloadType>`
+    /// (RFC 4588 §8.1), nil when there is none.
+    public func retransmissionPayloadType(for payloadType: UInt8) throws(SDPError) -> UInt8? {
+        for candidate in payloadTypes where try rtpMap(for: candidate)?.encodingName.lowercased() == "rtx" {
+            if try formatParameters(for: candidate)["apt"] == String(payloadType) { return candidate }
+        }
+        return nil
+    }
+
+    /// The header extensions this section uses: its own `a=extmap` lines, then the session-level ones
+    /// whose ids it does not map itself (RFC 8285 §5).
+    public func extensionMaps(in session: SessionDescription) throws(SDPError) -> [SDPExtensionMap] {
+        let own = try extensionMaps()
+        return try own + session.extensionMaps().filter { shared in !own.contains { $0.id == shared.id } }
+    }
+
     /// Where to send: this section's first `c=`, else the session's (RFC 8866 §5.7).
     public func connection(in session: SessionDescription) -> SDPConnection? { connections.first ?? session.connection }
 
@@ -89,6 +105,11 @@ public struct MediaDescription: SDPAttributeContainer, Sendable, Hashable {
     public func rtcpPort() throws(SDPError) -> Int {
         if let rtcp = try rtcpAttribute() { return rtcp.port }
         return rtcpMux ? port : port + 1
+    }
+
+    /// The RTCP address: the one `a=rtcp` names (RFC 3605 §2.1), else the stream's `connection(in:)`.
+    public func rtcpAddress(in session: SessionDescription) throws(SDPError) -> String? {
+        try rtcpAttribute()?.connection?.address ?? connection(in: session)?.address
     }
 
     /// The direction of this stream: its own flag, else the session's, else sendrecv (RFC 8866 §6.7).

@@ -42,17 +42,18 @@ public struct SDPRTPMap: SDPAttributeValue {
         "\(payloadType) \(encodingName)/\(clockRate)" + (channels.map { "/\($0)" } ?? "")
     }
 
+    private static let staticTable: [UInt8: (String, Int, Int?)] = [
+        0: ("PCMU", 8000, 1), 3: ("GSM", 8000, 1), 4: ("G723", 8000, 1), 5: ("DVI4", 8000, 1),
+        6: ("DVI4", 16000, 1), 7: ("LPC", 8000, 1), 8: ("PCMA", 8000, 1), 9: ("G722", 8000, 1),
+        10: ("L16", 44100, 2), 11: ("L16", 44100, 1), 12: ("QCELP", 8000, 1), 13: ("CN", 8000, 1),
+        14: ("MPA", 90000, nil), 15: ("G728", 8000, 1), 16: ("DVI4", 11025, 1), 17: ("DVI4", 22050, 1),
+        18: ("G729", 8000, 1), 25: ("CelB", 90000, nil), 26: ("JPEG", 90000, nil), 28: ("nv", 90000, nil),
+        31: ("H261", 90000, nil), 32: ("MPV", 90000, nil), 33: ("MP2T", 90000, nil), 34: ("H263", 90000, nil),
+    ]
+
     /// The static payload types of RFC 3551 §6 (Tables 4 and 5).
     public static func staticMapping(_ payloadType: UInt8) -> SDPRTPMap? {
-        let table: [UInt8: (String, Int, Int?)] = [
-            0: ("PCMU", 8000, 1), 3: ("GSM", 8000, 1), 4: ("G723", 8000, 1), 5: ("DVI4", 8000, 1),
-            6: ("DVI4", 16000, 1), 7: ("LPC", 8000, 1), 8: ("PCMA", 8000, 1), 9: ("G722", 8000, 1),
-            10: ("L16", 44100, 2), 11: ("L16", 44100, 1), 12: ("QCELP", 8000, 1), 13: ("CN", 8000, 1),
-            14: ("MPA", 90000, nil), 15: ("G728", 8000, 1), 16: ("DVI4", 11025, 1), 17: ("DVI4", 22050, 1),
-            18: ("G729", 8000, 1), 25: ("CelB", 90000, nil), 26: ("JPEG", 90000, nil), 28: ("nv", 90000, nil),
-            31: ("H261", 90000, nil), 32: ("MPV", 90000, nil), 33: ("MP2T", 90000, nil), 34: ("H263", 90000, nil),
-        ]
-        guard let (name, rate, channels) = table[payloadType] else { return nil }
+        guard let (name, rate, channels) = staticTable[payloadType] else { return nil }
         return SDPRTPMap(payloadType: payloadType, encodingName: name, clockRate: rate, channels: channels)
     }
 }

@@ -121,6 +121,12 @@ extension SDPAttributeContainer {
         attributes.last { $0.value == nil && SDPDirection(rawValue: $0.name) != nil }.flatMap { SDPDirection(rawValue: $0.name) }
     }
 
+    /// Replaces any direction flags with `direction`, at the end (RFC 3264 §5.1, §6.1).
+    public mutating func setDirection(_ direction: SDPDirection) {
+        attributes.removeAll { $0.value == nil && SDPDirection(rawValue: $0.name) != nil }
+        attributes.append(SDPAttribute(name: direction.rawValue))
+    }
+
     /// The `a=mid` identification tag (RFC 5888 §4).
     public var mid: String? { attributeValue("mid") }
 

@@ -23,13 +23,14 @@ public struct SDPGroup: SDPAttributeValue {
 public struct SDPSourceAttribute: SDPAttributeValue {
     public static let attributeName = "ssrc"
     public var ssrc: UInt32
-    public var attribute: String
+    /// The source attribute's name, e.g. "cname" (RFC 5576 §6). Not `attribute`: that is the whole line.
+    public var name: String
     /// The text after the attribute's colon; nil when it has none.
     public var value: String?
 
-    public init(ssrc: UInt32, attribute: String, value: String? = nil) {
+    public init(ssrc: UInt32, name: String, value: String? = nil) {
         self.ssrc = ssrc
-        self.attribute = attribute
+        self.name = name
         self.value = value
     }
 
@@ -41,10 +42,10 @@ public struct SDPSourceAttribute: SDPAttributeValue {
         guard scanner.skipSpaces() > 0 else { throw Self.malformed(attributeValue, "expected an attribute after the ssrc") }
         let name = scanner.take { $0 != 0x3A }
         guard !name.isEmpty else { throw Self.malformed(attributeValue, "expected an attribute after the ssrc") }
-        self.init(ssrc: UInt32(ssrc), attribute: name, value: scanner.take(":") ? scanner.rest : nil)
+        self.init(ssrc: UInt32(ssrc), name: name, value: scanner.take(":") ? scanner.rest : nil)
     }
 
-    public var attributeValue: String { "\(ssrc) \(attribute)" + (value.map { ":\($0)" } ?? "") }
+    public var attributeValue: String { "\(ssrc) \(name)" + (value.map { ":\($0)" } ?? "") }
 }
 
 /// `a=ssrc-group:<semantics> <ssrc-id>...` (RFC 5576 §4.2): `FID` pairs a stream with its

@@ -76,6 +76,24 @@ import Testing
         #expect(session.media[1].attributeValue("control") == "stream=1")
     }
 
+    @Test func gstreamerWebRTCBin() throws {
+        let session = try Fixtures.parsed("gstreamer-webrtcbin.sdp")
+        #expect(try session.groups() == [SDPGroup(semantics: "BUNDLE", mids: ["video0", "video1", "audio2"])])
+        #expect(session.media.map(\.port) == [9, 0, 0])  // bundle-only sections carry port 0 (RFC 9143 §6)
+        #expect(session.media.dropFirst().allSatisfy { $0.hasAttribute("bundle-only") })
+        let h264 = try #require(session.media(mid: "video1"))
+        #expect(try h264.frameRate() == 30)
+        #expect(try h264.formatParameters(for: 102) == [
+            "packetization-mode": "1", "sprop-parameter-sets": "Z0LAFdkBQfsBagwMDUoAAAMAAgAAAwB5HixckA==,aMuMsg==",
+            "profile-level-id": "42c015", "level-asymmetry-allowed": "1",
+        ])
+        #expect(try h264.feedback(for: 102).map(\.type) == ["nack", "ccm", "transport-cc"])
+        #expect(h264.rtcpMux && h264.hasAttribute("rtcp-mux-only"))
+        let audio = try #require(session.media(mid: "audio2"))
+        #expect(try audio.rtpMap(for: 111) == SDPRTPMap(payloadType: 111, encodingName: "OPUS", clockRate: 48000, channels: 2))
+        #expect(try audio.sourceAttributes().map(\.name) == ["msid", "cname"])
+    }
+
     @Test func chromeOffer() throws {
         let session = try Fixtures.parsed("chrome-offer.sdp")
         #expect(try session.groups() == [SDPGroup(semantics: "BUNDLE", mids: ["0", "1", "2"])])
@@ -104,11 +122,14 @@ import Testing
         #expect(h264.map(\.1) == ["42001f", "42001f", "42e01f", "42e01f", "4d001f", "64001f"])
         #expect(h264.map(\.2) == ["1", "0", "1", "0", "1", "1"])
         #expect(h264.map(\.3) == [103, 105, 107, 109, 125, 113])
+        #expect(try h264.map { try video.retransmissionPayloadType(for: $0.0) } == [103, 105, 107, 109, 125, 113])
+        #expect(try video.retransmissionPayloadType(for: 96) == 97)
+        #expect(try video.retransmissionPayloadType(for: 118) == nil)  // ulpfec has no RTX
         #expect(try video.feedback(for: 96).map { [$0.type, $0.parameter ?? ""] }
             == [["goog-remb", ""], ["transport-cc", ""], ["ccm", "fir"], ["nack", ""], ["nack", "pli"]])
         #expect(try video.sourceGroups() == [SDPSourceGroup(semantics: "FID", ssrcs: [1_467_803_563, 3_409_812_240])])
         let sources = try video.sourceAttributes()
-        #expect(sources.count == 4 && sources[0] == SDPSourceAttribute(ssrc: 1_467_803_563, attribute: "cname", value: "kZ4r8y1FhM2x7QpT"))
+        #expect(sources.count == 4 && sources[0] == SDPSourceAttribute(ssrc: 1_467_803_563, name: "cname", value: "kZ4r8y1FhM2x7QpT"))
         #expect(try video.extensionMaps().first { $0.uri == "urn:ietf:params:rtp-hdrext:sdes:mid" }?.id == 4)
         #expect(video.direction(in: session) == .sendrecv)
         #expect(session.attributeValue("msid-semantic") == " WMS 3a8b1c9e-7d2f-4c5a-9e1b-2f6d8a4c7e31")

@@ -8,7 +8,7 @@ enum Fixtures {
     /// Every file in Fixtures/ (origins in its README.md).
     static let names = [
         "ffmpeg-h264.sdp", "ffmpeg-vp8.sdp", "ffmpeg-opus.sdp", "ffmpeg-h264-opus.sdp", "ffmpeg-srtp.sdp",
-        "gstreamer-rtsp.sdp", "chrome-offer.sdp", "firefox-offer.sdp", "safari-offer.sdp", "sdes-crypto.sdp",
+        "gstreamer-rtsp.sdp", "gstreamer-webrtcbin.sdp", "chrome-offer.sdp", "firefox-offer.sdp", "safari-offer.sdp", "sdes-crypto.sdp",
         "rfc8866-example.sdp",
     ]
 

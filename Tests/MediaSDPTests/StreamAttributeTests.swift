@@ -17,10 +17,10 @@ import Testing
 
 @Suite struct SourceAttributeTests {
     @Test(arguments: [
-        ("2857166718 cname:kZ4r8y1FhM2x7QpT", SDPSourceAttribute(ssrc: 2_857_166_718, attribute: "cname", value: "kZ4r8y1FhM2x7QpT")),
-        ("1 msid:stream track", SDPSourceAttribute(ssrc: 1, attribute: "msid", value: "stream track")),
-        ("4294967295 label", SDPSourceAttribute(ssrc: 4_294_967_295, attribute: "label")),
-        ("3 fmtp:96 apt=97", SDPSourceAttribute(ssrc: 3, attribute: "fmtp", value: "96 apt=97")),
+        ("2857166718 cname:kZ4r8y1FhM2x7QpT", SDPSourceAttribute(ssrc: 2_857_166_718, name: "cname", value: "kZ4r8y1FhM2x7QpT")),
+        ("1 msid:stream track", SDPSourceAttribute(ssrc: 1, name: "msid", value: "stream track")),
+        ("4294967295 label", SDPSourceAttribute(ssrc: 4_294_967_295, name: "label")),
+        ("3 fmtp:96 apt=97", SDPSourceAttribute(ssrc: 3, name: "fmtp", value: "96 apt=97")),
     ])
     func parses(value: String, expected: SDPSourceAttribute) throws { try expectParses(value, to: expected) }
 
@@ -93,6 +93,13 @@ import Testing
         #expect(parsed.media[0].direction(in: parsed) == media)
     }
 
+    @Test func setDirectionReplacesFlags() throws {
+        var parsed = try SessionDescription(parsing: Self.head + "m=audio 5004 RTP/AVP 0\na=sendonly\na=rtcp-mux\na=inactive\n")
+        parsed.media[0].setDirection(.recvonly)
+        #expect(parsed.media[0].attributes == [SDPAttribute(name: "rtcp-mux"), SDPAttribute(name: "recvonly")])
+        #expect(parsed.media[0].direction(in: parsed) == .recvonly)
+    }
+
     @Test func reversedDirection() {
         #expect(SDPDirection.allCases.map(\.reversed) == [.sendrecv, .recvonly, .sendonly, .inactive])
     }
@@ -115,6 +122,20 @@ import Testing
         #expect(throws: SDPError.malformedAttribute(line: 7, text: "a=rtcp:x", reason: "port is not a number")) {
             try parsed.media[0].rtcpPort()
         }
+    }
+
+    @Test func rtcpAddress() throws {
+        let parsed = try SessionDescription(parsing: Self.head + "m=audio 5004 RTP/AVP 0\nm=audio 5006 RTP/AVP 0\n"
+            + "a=rtcp:5007 IN IP4 192.0.2.9\n")
+        #expect(try parsed.media[0].rtcpAddress(in: parsed) == "192.0.2.1")
+        #expect(try parsed.media[1].rtcpAddress(in: parsed) == "192.0.2.9")
+    }
+
+    /// RFC 8285 §5: session-level mappings apply where a section does not map the id itself.
+    @Test func sessionLevelExtensionMaps() throws {
+        let parsed = try SessionDescription(parsing: Self.head + "a=extmap:1 urn:a\na=extmap:2 urn:b\n"
+            + "m=audio 5004 RTP/AVP 0\na=extmap:2 urn:c\na=extmap:3/sendonly urn:d\n")
+        #expect(try parsed.media[0].extensionMaps(in: parsed).map(\.uri) == ["urn:c", "urn:d", "urn:a"])
     }
 
     @Test func connectionFallsBackToSession() throws {
