@@ -17,6 +17,7 @@ public struct RTPDestination: Sendable {
     public var multiplexed = false
     /// Retransmissions as RTX (RFC 4588) with this payload type, on an SSRC of their own.
     public var rtxPayloadType: UInt8?
+    public var rtxSSRC: UInt32 = .random(in: 1...UInt32.max)
     public var h264PacketizationMode: H264Packetizer.PacketizationMode = .nonInterleaved
     public var ssrc: UInt32 = .random(in: 1...UInt32.max)
     public var impairment: ImpairmentProfile?
@@ -58,7 +59,7 @@ public final class RTPSenderHandle: @unchecked Sendable {
 
     init<Packetizer: RTPPacketizer>(_ packetizer: Packetizer, destination: RTPDestination) throws {
         let payloadType = destination.payloadType(for: Packetizer.codec)
-        let rtx = destination.rtxPayloadType.map { (payloadType: $0, ssrc: UInt32.random(in: 1...UInt32.max)) }
+        let rtx = destination.rtxPayloadType.map { (payloadType: $0, ssrc: destination.rtxSSRC) }
         let configuration = try RTPSendSession<Packetizer>.Configuration(
             remote: destination.address, multiplexed: destination.multiplexed,
             sender: .init(payloadType: payloadType, ssrc: destination.ssrc, rtx: rtx), impairment: destination.impairment)

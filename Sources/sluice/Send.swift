@@ -15,12 +15,13 @@ struct Send: ParsableCommand {
             NACKs with retransmissions and keyframe requests (PLI, FIR) with a keyframe when it
             encodes, and sends sender reports and a BYE at the end.
 
-            --sdp writes a session description that receivers can open, e.g.
+            --sdp writes a session description that receivers can open (--wait gives them
+            time to start before the first packet), e.g.
               ffmpeg -protocol_whitelist file,udp,rtp -i stream.sdp out.y4m
               sluice receive stream.sdp out.ivf
 
             Examples:
-              sluice send samples/big-buck-bunny-640x360.ivf --to 127.0.0.1:5004 --sdp stream.sdp
+              sluice send samples/big-buck-bunny-640x360.ivf --to 127.0.0.1:5004 --sdp stream.sdp --wait 2
               sluice send clip.y4m --to 127.0.0.1:5004 --codec h264 --bitrate 1M --sdp stream.sdp
               sluice send speech.wav --to 127.0.0.1:5006 --bitrate 32k --sdp audio.sdp
               sluice send clip.ivf --to 127.0.0.1:5004 --impair loss=5%,reorder=3% --rtx 97
@@ -34,6 +35,9 @@ struct Send: ParsableCommand {
 
     @Option(help: "Write a session description (SDP) of the stream to this file.")
     var sdp: String?
+
+    @Option(help: "Seconds to wait after writing the SDP before sending, so that receivers can open it first.")
+    var wait: Double = 0
 
     @Option(name: .customLong("payload-type"), help: "RTP payload type. Default: 96 for video, 111 for Opus.")
     var payloadType: UInt8?
@@ -63,6 +67,7 @@ struct Send: ParsableCommand {
     var quiet = false
 
     func validate() throws {
+        guard wait >= 0 && wait <= 3600 else { throw ValidationError("--wait must be between 0 and 3600 seconds") }
         guard (0...1).contains(packetizationMode) else { throw ValidationError("--packetization-mode must be 0 or 1") }
         guard (100...65_000).contains(mtu) else { throw ValidationError("--mtu must be between 100 and 65000") }
         for type in [payloadType, rtx].compactMap({ $0 }) where type > 127 {
@@ -92,6 +97,7 @@ struct Send: ParsableCommand {
             printError("sluice: \(error)")
             throw ExitCode.failure
         }
+        if wait > 0 { Thread.sleep(forTimeInterval: wait) }
         let summary = try runInterruptibly(sender.graph, quiet: quiet, progress: { "sent \(sender.framesDone) frames" }) {
             try sender.run()
         }

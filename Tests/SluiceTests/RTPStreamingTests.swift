@@ -100,10 +100,14 @@ import TestSupport
         let output = dir.file("received-\(nack).ivf")
         var options = ReceiveOptions()
         options.nack = nack
-        let receiver = try RTPReceivePipeline(stream: try loopback(.vp8), output: output, options: options)
+        var stream = try loopback(.vp8)
+        let rtxSSRC = UInt32.random(in: 1...UInt32.max)
+        stream.rtx = rtx.map { ($0, rtxSSRC) }
+        let receiver = try RTPReceivePipeline(stream: stream, output: output, options: options)
         var destination = destination(of: receiver)
         destination.impairment = try ImpairmentProfile(parsing: impairment)
         destination.rtxPayloadType = rtx
+        destination.rtxSSRC = rtxSSRC
         var sendOptions = TranscodeOptions()
         sendOptions.codec = .vp8
         sendOptions.bitrate = 600_000
@@ -112,20 +116,23 @@ import TestSupport
         return (output, receiver, sender.rtpSender!.statistics())
     }
 
-    @Test func withNACKNinetyNinePercentOfFramesArriveThroughFivePercentLossAndReordering() throws {
+    /// Retransmissions as they were, and as RTX (RFC 4588) on a stream of their own.
+    @Test(arguments: [nil, 97] as [UInt8?])
+    func withNACKNinetyNinePercentOfFramesArriveThroughFivePercentLossAndReordering(rtx: UInt8?) throws {
         try TestSupport.withTemporaryDirectory { dir in
             let referencePath = try TranscodeTests.makeReference(in: dir)
             let reference = try TranscodeTests.readAll(referencePath)
             let (received, receiver, sent) = try Self.sendEncoded(
                 reference: referencePath, through: "loss=5%,reorder=3%,reorder-delay=15ms,duplicate=1%,delay=5ms,seed=11",
-                nack: true, rtx: nil, in: dir)
+                nack: true, rtx: rtx, in: dir)
             let arrival = try Self.check(received, against: reference)
             let statistics = receiver.statistics()
-            print("5% loss with NACK: \(arrival.frames)/\(reference.count) frames (missing \(arrival.missing), last \(arrival.indices.last ?? -1)), worst PSNR \(arrival.worstPSNR) dB; "
+            print("5% loss with NACK (RTX \(rtx.map(String.init) ?? "off")): \(arrival.frames)/\(reference.count) frames (missing \(arrival.missing), last \(arrival.indices.last ?? -1)), worst PSNR \(arrival.worstPSNR) dB; "
                   + "sender: \(sent.nacksReceived) NACKs, \(sent.retransmissions) retransmissions, impairment \(String(describing: sent.impairment)); "
                   + "receiver: \(String(describing: statistics.jitterBuffer))")
             #expect((sent.impairment?.droppedByLoss ?? 0) > 0, "the network did lose packets")
-            #expect(sent.retransmissions > 0)
+            #expect(sent.retransmissions > 0 && statistics.jitterBuffer!.recovered > 0)
+            #expect(statistics.foreignPackets == 0, "RTX packets are taken as the stream's")
             #expect(Double(arrival.frames) >= 0.99 * Double(reference.count))
             #expect(arrival.undecodable == 0)
             #expect(arrival.worstPSNR >= 25, "no corrupted picture")
@@ -147,6 +154,46 @@ import TestSupport
                     "frames after a loss wait for the keyframe the PLI brings")
             #expect(arrival.undecodable == 0)
             #expect(arrival.worstPSNR >= 25, "no corrupted picture")
+        }
+    }
+
+    @Test func opusThroughLossComesOutConcealedAtTheSourceDuration() throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            let source = dir.file("tone.wav"), output = dir.file("received.wav")
+            try TestSupport.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=3:sample_rate=48000", "-ac", "2", source])
+            var stream = try Self.loopback(.opus, payloadType: 111)
+            stream.channels = 2
+            var options = ReceiveOptions()
+            options.nack = false  // audio rides out loss by concealment
+            let receiver = try RTPReceivePipeline(stream: stream, output: output, options: options)
+            var destination = Self.destination(of: receiver)
+            destination.impairment = try ImpairmentProfile(parsing: "loss=5%,seed=3")
+            let sender = try Transcoder(input: source, sendingTo: destination)
+            _ = try Self.stream(into: receiver) { _ = try sender.run() }
+            let statistics = receiver.statistics().jitterBuffer!
+            let duration = Double(try TestSupport.ffprobe(output, entries: "format=duration")["duration"] ?? "") ?? 0
+            print("Opus through 5% loss: \(statistics.framesReleased) packets, \(statistics.lost) lost, \(duration) s written")
+            #expect(statistics.lost > 0 && statistics.keyframeRequests == 0)
+            #expect(abs(duration - 3) <= 0.05, "lost packets are concealed, not skipped")
+        }
+    }
+
+    @Test func theCLIReceivesWhatTheCLISendsThroughTheSDPItWrites() throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            let sluice = TestSupport.productsDirectory.appendingPathComponent("sluice").path
+            let sdp = dir.file("stream.sdp"), output = dir.file("received.ivf")
+            let port = try RTPInteropTests.freePortPair()
+            let sender = TestSupport.start(sluice, ["send", TestSupport.sampleIVF, "--to", "127.0.0.1:\(port)", "--sdp", sdp,
+                                                    "--wait", "2", "--frames", "30", "--quiet"], timeout: 30)
+            let deadline = Date().addingTimeInterval(10)
+            while !FileManager.default.fileExists(atPath: sdp) && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+            let received = try TestSupport.run(sluice, ["receive", sdp, output, "--quiet"], timeout: 30)
+            let sent = try sender.wait()
+            #expect(sent.status == 0 && received.status == 0, "\(sent.stderr) \(received.stderr)")
+            #expect(sent.stdoutText.contains("frames   30 in"), "\(sent.stdoutText)")
+            #expect(received.stdoutText.contains("(the sender said BYE)") && received.stdoutText.contains("30 written"),
+                    "\(received.stdoutText)")
+            #expect(try TestSupport.probeVideo(output).frames == 30)
         }
     }
 }
