@@ -111,8 +111,18 @@ public protocol AudioDecoder: AnyObject {
     func decode(_ frame: EncodedFrame, emit: (AudioFrame) throws -> Void) throws
     /// Makes up `duration` of audio for packets that never arrived (packet-loss concealment).
     func concealLoss(duration: MediaTime, emit: (AudioFrame) throws -> Void) throws
+    /// Rebuilds `duration` of audio lost just before `next` (which it does not decode) from the
+    /// redundancy `next` carries, such as Opus in-band FEC, concealing what that does not cover.
+    func recoverLoss(_ duration: MediaTime, from next: EncodedFrame, emit: (AudioFrame) throws -> Void) throws
     /// End of stream: emits what is held back; the next packet starts a new stream.
     func flush(emit: (AudioFrame) throws -> Void) throws
+}
+
+extension AudioDecoder {
+    /// For codecs without redundancy: the whole span is concealed.
+    public func recoverLoss(_ duration: MediaTime, from next: EncodedFrame, emit: (AudioFrame) throws -> Void) throws {
+        try concealLoss(duration: duration, emit: emit)
+    }
 }
 
 /// Makes audio encoders of one codec. Stateless; safe to share.

@@ -4,8 +4,9 @@ import MediaCore
 /// Decodes compressed audio with any `AudioDecoderProvider`: the graph adapter around an
 /// `AudioDecoder`.
 ///
-/// A gap in the packets' timestamps is filled by the decoder's loss concealment, so the output
-/// stays continuous; a packet the decoder rejects is counted and concealed the same way.
+/// A gap in the packets' timestamps (packets lost on the network) is rebuilt from the next packet's
+/// redundancy where the codec has some (Opus in-band FEC), else by the decoder's loss concealment,
+/// so the output stays continuous; a packet the decoder rejects is counted and concealed.
 public final class AudioDecoderNode: MediaTransform {
     public let name: String
     public let provider: any AudioDecoderProvider
@@ -18,7 +19,7 @@ public final class AudioDecoderNode: MediaTransform {
 
     /// Packets the decoder rejected (each replaced by concealment).
     public private(set) var corruptPackets = 0
-    /// Audio made up for missing or rejected packets.
+    /// Audio made up (or rebuilt from redundancy) for missing or rejected packets.
     public private(set) var concealedSamples = 0
     public private(set) var firstError: String?
 
@@ -46,7 +47,10 @@ public final class AudioDecoderNode: MediaTransform {
 
     public func process(_ packet: EncodedFrame, into outbox: inout Outbox<AudioFrame>) throws {
         if let expected = expectedPTS, packet.pts > expected {
-            try conceal(packet.pts - expected, into: &outbox)
+            try decoder!.recoverLoss(packet.pts - expected, from: packet) { frame in
+                concealedSamples += frame.sampleCount
+                outbox.emit(frame)
+            }
         }
         do {
             try decoder!.decode(packet) { outbox.emit($0) }

@@ -45,7 +45,7 @@ extension SessionDescription {
             sources.append(rtx.ssrc)
             media.append(SDPSourceGroup(semantics: "FID", ssrcs: sources))
         }
-        for ssrc in sources { media.append(SDPSourceAttribute(ssrc: ssrc, attribute: "cname", value: sender.cname)) }
+        for ssrc in sources { media.append(SDPSourceAttribute(ssrc: ssrc, name: "cname", value: sender.cname)) }
         self.init(origin: SDPOrigin(sessionID: UInt64(sender.ssrc), sessionVersion: 1, addressType: addressType,
                                     address: address.host),
                   sessionName: "Sluice", connection: SDPConnection(addressType: addressType, address: address.host),

@@ -37,3 +37,34 @@ import TestSupport
         }
     }
 }
+
+/// Packets lost on the network reach `AudioDecoderNode` as a gap in pts: Opus rebuilds it from the
+/// next packet's in-band FEC, exactly as its decoder does when told of the loss.
+@Suite struct AudioLossRecoveryTests {
+    @Test func aGapIsRebuiltFromTheNextPacketsFEC() throws {
+        let input = AudioFormat(encoding: .samples(.s16), sampleRate: 48_000, channels: 1)
+        let raw = try TestAudio.raw(channels: 1, seconds: 1, speech: true)
+        let encoder = try OpusEncoder(format: input, settings: AudioEncoderSettings(bitrate: 32_000, inbandFEC: true,
+                                                                                     expectedLossPercent: 20))
+        let packets = try encodeAll(TestAudio.frames(raw, format: input, pool: BufferPool(name: "pcm")), with: encoder)
+        let lost: Set<Int> = [10, 20, 30]
+        let kept = packets.enumerated().filter { !lost.contains($0.offset) }.map(\.element)
+        let opus = AudioFormat(encoding: .compressed(.opus), sampleRate: 48_000, channels: 1)
+
+        let graph = Graph(clock: ManualClock())
+        let decoder = AudioDecoderNode(try CodecRegistry.builtIn.audioDecoder(for: .opus), preferredOutput: Caps(.audio(input)),
+                                       preSkip: encoder.preSkip)
+        let sink = CollectingSink<AudioFrame>(accepting: [.audio(.any)])
+        graph.add(sink, input: graph.add(decoder, input: graph.add(ItemsSource(kept, format: .audio(opus)))))
+        _ = try graph.runDeterministic()
+
+        // The same packets through the decoder told of each loss (in-band FEC, RFC 6716 §2.1.7).
+        let reference = try OpusDecoder(input: opus, output: input, preSkip: encoder.preSkip)
+        var expected: [AudioFrame] = []
+        for (index, packet) in packets.enumerated() where !lost.contains(index) {
+            try reference.decode(packet, recoveringLostPacketBefore: lost.contains(index - 1)) { expected.append($0) }
+        }
+        #expect(decoder.concealedSamples == 3 * 960)
+        #expect(floats(sink.items) == floats(expected), "the node's output is the FEC recovery, sample for sample")
+    }
+}
