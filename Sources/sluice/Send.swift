@@ -8,23 +8,24 @@ struct Send: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Send a media file as an RTP stream, paced in real time.",
         discussion: """
-            The input's codec is sent as it is (VP8 or H.264 from .ivf/.h264, Opus from .opus);
-            raw input (.y4m, .wav) is encoded, as VP8 or Opus unless --codec says otherwise, and
-            so is compressed input when --codec, --size, --fps or --bitrate asks for a change.
-            RTCP goes to the next port (or the same one with --rtcp-mux): the sender answers
-            NACKs with retransmissions and keyframe requests (PLI, FIR) with a keyframe when it
-            encodes, and sends sender reports and a BYE at the end.
+            The input's codec is sent as it is (VP8 or H.264 from .ivf/.h264, Opus
+            from .opus); raw input (.y4m, .wav) is encoded, as VP8 or Opus unless
+            --codec says otherwise, and so is compressed input when --codec, --size,
+            --fps or --bitrate asks for a change. RTCP goes to the next port (the
+            same one with --rtcp-mux): NACKs are answered with retransmissions,
+            keyframe requests (PLI, FIR) with a keyframe when encoding; sender
+            reports go out every second and a BYE at the end.
 
-            --sdp writes a session description that receivers can open (--wait gives them
-            time to start before the first packet), e.g.
+            --sdp writes a session description that receivers can open; --wait
+            gives them time to start before the first packet. For example:
               ffmpeg -protocol_whitelist file,udp,rtp -i stream.sdp out.y4m
               sluice receive stream.sdp out.ivf
 
             Examples:
-              sluice send samples/big-buck-bunny-640x360.ivf --to 127.0.0.1:5004 --sdp stream.sdp --wait 2
-              sluice send clip.y4m --to 127.0.0.1:5004 --codec h264 --bitrate 1M --sdp stream.sdp
-              sluice send speech.wav --to 127.0.0.1:5006 --bitrate 32k --sdp audio.sdp
-              sluice send clip.ivf --to 127.0.0.1:5004 --impair loss=5%,reorder=3% --rtx 97
+              sluice send clip.ivf --to 127.0.0.1:5004 --sdp s.sdp --wait 2
+              sluice send clip.y4m --to 127.0.0.1:5004 --codec h264 --bitrate 1M
+              sluice send speech.wav --to 127.0.0.1:5006 --bitrate 32k
+              sluice send clip.ivf --to 127.0.0.1:5004 --impair loss=5%,reorder=3%
             """)
 
     @Argument(help: "The file to send (.y4m, .ivf, .h264, .wav, .opus).")
