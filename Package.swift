@@ -114,7 +114,7 @@ let package = Package(
         .testTarget(name: "CodecOpusTests", dependencies: ["CodecOpus", "MediaFiles", "TestSupport"]),
         .testTarget(name: "CodecMJPEGTests", dependencies: ["CodecMJPEG", "TestSupport"]),
         .testTarget(name: "MediaRTPTests", dependencies: ["MediaRTP", "MediaFiles", "TestSupport"]),
-        .testTarget(name: "MediaTransportTests", dependencies: ["MediaTransport"]),
+        .testTarget(name: "MediaTransportTests", dependencies: ["MediaTransport", "MediaRTP"]),
         .testTarget(name: "MediaSDPTests", dependencies: ["MediaSDP", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "SluiceTests", dependencies: ["Sluice", "TestSupport"]),
     ],

@@ -226,12 +226,9 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
         guard let destination = feedbackDestination else { return }
         nextReport = now + configuration.reportInterval
         let report = ReceiverReport(ssrc: configuration.localSSRC, reportBlocks: jitterBuffer.receptionReport(at: now).map { [$0] } ?? [])
-        let compound = RTCPCompoundPacket([.receiverReport(report),
-                                           .sourceDescription(SourceDescription(source: configuration.localSSRC, cname: configuration.cname))]
-                                          + extra)
-        var bytes = [UInt8](repeating: 0, count: compound.marshalSize)
-        let count = try bytes.withUnsafeMutableBytes { try compound.write(into: $0) }
-        try bytes.withUnsafeBytes { try sockets.rtcp.send(UnsafeRawBufferPointer(rebasing: $0[0..<count]), to: destination) }
+        try sockets.sendRTCP([.receiverReport(report),
+                              .sourceDescription(SourceDescription(source: configuration.localSSRC, cname: configuration.cname))]
+                             + extra, to: destination)
         counts.receiverReports += 1
     }
 

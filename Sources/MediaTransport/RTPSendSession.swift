@@ -170,10 +170,7 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
     }
 
     private func sendRTCP(_ packets: [RTCPPacket]) throws {
-        let compound = RTCPCompoundPacket(packets)
-        var bytes = [UInt8](repeating: 0, count: compound.marshalSize)
-        let count = try bytes.withUnsafeMutableBytes { try compound.write(into: $0) }
-        try bytes.withUnsafeBytes { try sockets.rtcp.send(UnsafeRawBufferPointer(rebasing: $0[0..<count]), to: configuration.rtcpDestination) }
+        try sockets.sendRTCP(packets, to: configuration.rtcpDestination)
     }
 
     // MARK: Feedback

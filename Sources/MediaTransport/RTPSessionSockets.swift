@@ -1,4 +1,5 @@
 import MediaCore
+import MediaRTP
 
 /// The sockets of one RTP session: RTP and RTCP on one port (RFC 5761), or RTCP on a port of its
 /// own, by default the RTP port + 1 (RFC 3550 §11).
@@ -25,6 +26,15 @@ public final class RTPSessionSockets: @unchecked Sendable {
     public func close() {
         rtp.close()
         if !isMultiplexed { rtcp.close() }
+    }
+
+    /// Sends `packets` as one compound RTCP packet (RFC 3550 §6.1) from the RTCP socket. RTCP is a
+    /// few packets a second: the datagram is built in a fresh array.
+    public func sendRTCP(_ packets: [RTCPPacket], to destination: SocketAddress) throws {
+        let compound = RTCPCompoundPacket(packets)
+        var bytes = [UInt8](repeating: 0, count: compound.marshalSize)
+        let count = try bytes.withUnsafeMutableBytes { try compound.write(into: $0) }
+        try bytes.withUnsafeBytes { try rtcp.send(UnsafeRawBufferPointer(rebasing: $0[0..<count]), to: destination) }
     }
 
     /// Whether a datagram on a multiplexed port is RTCP (RFC 5761 §4): its second byte, less the
