@@ -196,4 +196,36 @@ import TestSupport
             #expect(try TestSupport.probeVideo(output).frames == 30)
         }
     }
+
+    @Test func receivingStopsAtAFrameLimitAtADurationAndWhenNothingComes() throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            func receive(_ limits: RTPReceiveLimits, name: String) throws -> (RTPReceivePipeline, Int) {
+                var options = ReceiveOptions()
+                options.limits = limits
+                let output = dir.file("\(name).ivf")
+                let receiver = try RTPReceivePipeline(stream: try Self.loopback(.vp8), output: output, options: options)
+                var sendOptions = TranscodeOptions()
+                sendOptions.maxFrames = 40
+                let sender = try Transcoder(input: TestSupport.sampleIVF, sendingTo: Self.destination(of: receiver),
+                                            options: sendOptions)
+                _ = try Self.stream(into: receiver) { _ = try sender.run() }
+                return (receiver, try Self.ivfFrames(output).count)
+            }
+            let (byCount, counted) = try receive(RTPReceiveLimits(frames: 10), name: "frames")
+            #expect(counted == 10 && byCount.endReason() == "frame limit reached")
+            let (byTime, timed) = try receive(RTPReceiveLimits(duration: .milliseconds(600)), name: "duration")
+            // 25 frames a second: about 15 in 0.6 s after the first.
+            #expect((12...18).contains(timed) && byTime.endReason() == "duration reached", "\(timed) frames")
+
+            let quiet = try RTPReceivePipeline(stream: try Self.loopback(.vp8), output: dir.file("silence.ivf"),
+                                               options: { var o = ReceiveOptions(); o.limits.silence = .milliseconds(300); return o }())
+            do {
+                _ = try quiet.run()
+                Issue.record("a receiver that hears nothing ran")
+            } catch GraphError.configurationFailed(let node, let error) {
+                #expect(node == "rtp-receiver")
+                #expect(error as? RTPReceiveError == .noKeyframe(address: "\(quiet.localAddress)", seconds: 0.3, packets: 0))
+            }
+        }
+    }
 }
