@@ -180,7 +180,10 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
     private func readRTCP() {
         var buffer = [UInt8](repeating: 0, count: 2048)
         while !stopping.load(ordering: .relaxed) {
-            let received = buffer.withUnsafeMutableBytes { try? sockets.rtcp.receive(into: $0, timeout: .milliseconds(2)) }
+            // Wake for the next impaired packet due, else at least every 20 ms to notice `close()`.
+            var wait = ClockTime.milliseconds(20)
+            if let due = impairment.withLock({ $0?.nextDelivery }) { wait = max(.zero, min(wait, due - clock.now)) }
+            let received = buffer.withUnsafeMutableBytes { try? sockets.rtcp.receive(into: $0, timeout: wait) }
             let now = clock.now
             if let received = received ?? nil {
                 buffer.withUnsafeBytes { handleRTCP(UnsafeRawBufferPointer(rebasing: $0[0..<received.count]), at: now) }
