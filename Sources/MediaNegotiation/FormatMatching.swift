@@ -25,8 +25,37 @@ struct OfferedFormat {
 enum FormatMatch {
     /// The same format; the answer states `parameters` for it.
     case match(parameters: [String: String])
-    /// The same codec, but not a format this side takes, and why.
-    case mismatch(String)
+    /// The same codec, but not a format this side takes, and why; a higher `closeness` (e.g. the
+    /// profile matched, the packetization mode did not) makes the better reason.
+    case mismatch(String, closeness: Int)
+}
+
+/// A format this side takes: the capability, and the parameters the answer states.
+struct FormatChoice {
+    var capability: CodecCapability
+    var parameters: [String: String]
+}
+
+extension OfferedFormat {
+    /// The first of `capabilities` that takes this format (RFC 3264 §6.1), else why none does.
+    func choose(from capabilities: [CodecCapability]) -> Result<FormatChoice, FormatRefusal> {
+        var refusal = FormatRefusal(reason: "not supported", closeness: -1)
+        for capability in capabilities {
+            switch capability.match(self) {
+            case .match(let parameters)?: return .success(FormatChoice(capability: capability, parameters: parameters))
+            case .mismatch(let reason, let closeness)? where closeness > refusal.closeness:
+                refusal = FormatRefusal(reason: reason, closeness: closeness)
+            default: continue
+            }
+        }
+        return .failure(refusal)
+    }
+}
+
+/// Why no capability takes an offered format.
+struct FormatRefusal: Error {
+    var reason: String
+    var closeness: Int
 }
 
 extension CodecCapability {
@@ -59,14 +88,16 @@ enum H264Matching {
             offeredID = try H264ProfileLevelID(parsing: offeredText)
             localID = try H264ProfileLevelID(parsing: localText)
         } catch {
-            return .mismatch(error.description)
+            return .mismatch(error.description, closeness: 0)
         }
         let offeredMode = offered["packetization-mode"] ?? "0", localMode = local["packetization-mode"] ?? "0"
         guard offeredID.profile == localID.profile else {
-            return .mismatch("profile \(offeredID.profile.rawValue), not \(localID.profile.rawValue)")
+            return .mismatch("no \(offeredID.profile.rawValue) profile here", closeness: 1)
         }
         // RFC 6184 §8.2.2: a different packetization mode is a different format.
-        guard offeredMode == localMode else { return .mismatch("packetization-mode \(offeredMode), not \(localMode)") }
+        guard offeredMode == localMode else {
+            return .mismatch("\(offeredID.profile.rawValue) only in packetization-mode \(localMode)", closeness: 2)
+        }
         let asymmetry = offered["level-asymmetry-allowed"] == "1" && local["level-asymmetry-allowed"] == "1"
         let level = H264ProfileLevelID.answerLevel(offered: offeredID.level, local: localID.level,
                                                    levelAsymmetryAllowed: asymmetry)

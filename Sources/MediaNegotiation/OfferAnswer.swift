@@ -191,18 +191,11 @@ private func answerSection(_ offered: MediaDescription, in offer: SessionDescrip
         guard let map = try offered.rtpMap(for: payloadType) else { continue }
         let format = OfferedFormat(payloadType: payloadType, map: map, parameters: try offered.formatParameters(for: payloadType))
         guard !format.isRetransmission else { continue }
-        var reason = "not supported"
-        var chosen: (CodecCapability, [String: String])?
-        for capability in local {
-            switch capability.match(format) {
-            case .match(let parameters)?: chosen = (capability, parameters)
-            case .mismatch(let why)?: reason = why
-            case nil: continue
-            }
-            if chosen != nil { break }
-        }
-        guard let (capability, parameters) = chosen else {
-            refused.append("\(format.summary) (\(reason))")
+        let capability: CodecCapability, parameters: [String: String]
+        switch format.choose(from: local) {
+        case .success(let choice): (capability, parameters) = (choice.capability, choice.parameters)
+        case .failure(let refusal):
+            refused.append("\(format.summary) (\(refusal.reason))")
             continue
         }
         let offeredFeedback = try offered.feedback(for: payloadType).map(RTCPFeedbackType.init)

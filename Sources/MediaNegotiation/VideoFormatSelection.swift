@@ -134,6 +134,11 @@ extension RemoteVideoLimits {
         if let maxFrameSize, macroblocks > maxFrameSize {
             return "\(width)x\(height) is \(macroblocks) macroblocks, more than the remote's max-fs \(maxFrameSize)"
         }
+        // Neither side may exceed sqrt(8 * max-fs) macroblocks (RFC 7741 §6.1; H.264 §A.3.1 item f).
+        let longestSide = ((Swift.max(width, height)) + 15) / 16
+        if let maxFrameSize, longestSide > Int(Double(8 * maxFrameSize).squareRoot()) {
+            return "\(width)x\(height) is wider or higher than the remote's sqrt(8 * max-fs \(maxFrameSize)) macroblocks"
+        }
         if let maxMacroblocksPerSecond, Double(macroblocks) * frameRate > Double(maxMacroblocksPerSecond) {
             return "\(width)x\(height) at \(formatRate(frameRate)) fps is more than the remote's \(maxMacroblocksPerSecond) macroblocks/s"
         }

@@ -125,17 +125,21 @@ struct AnswerTests {
         let (sdp, results) = makeAnswer(to: offer, capabilities: sluiceCapabilities)
         #expect(sdp.media[0].port == 0 && sdp.media[0].formats == ["100", "101", "102"] && sdp.media[0].mid == "v")
         #expect(results[0].rejectionReason
-            == "no common codec: offered H264 profile 64001f (High 3.1) packetization-mode 1 (profile High, not Baseline); VP9/90000 (not supported)")
+            == "no common codec: offered H264 profile 64001f (High 3.1) packetization-mode 1 (no High profile here); VP9/90000 (not supported)")
         #expect(sdp.media[1].port == 0)
         #expect(results[1].rejectionReason == "no common codec: offered PCMU/8000/1 (not supported)")
         #expect(try sdp.groups().isEmpty)  // nothing accepted, nothing bundled
     }
 
     @Test func packetizationModeMustMatch() throws {
-        let onlyMode1 = [CodecCapability.h264(H264ProfileLevelID(profile: .constrainedBaseline, level: .level3_1))]
+        // RFC 6184 §8.2.2: another mode is another format. Baseline is first, so its profile mismatch
+        // is seen first, but the closer reason (the profile is there, in the other mode) is given.
+        let onlyMode1 = [CodecCapability.h264(H264ProfileLevelID(profile: .baseline, level: .level3_1)),
+                         CodecCapability.h264(H264ProfileLevelID(profile: .constrainedBaseline, level: .level3_1))]
         let offer = h264Offer("profile-level-id=42e01f;packetization-mode=0")
         let (_, results) = makeAnswer(to: offer, capabilities: onlyMode1)
-        #expect(results[0].rejectionReason?.hasSuffix("(packetization-mode 0, not 1)") == true)
+        #expect(results[0].rejectionReason == "no common codec: offered H264 profile 42e01f (Constrained Baseline 3.1) "
+            + "packetization-mode 0 (Constrained Baseline only in packetization-mode 1)")
     }
 
     @Test("level answer: asymmetry on both sides keeps ours, else the lower level", arguments: [
@@ -154,6 +158,18 @@ struct AnswerTests {
         // RFC 6184 §8.1: absent, Baseline level 1 is meant; without asymmetry the answer says 42000a.
         let (sdp, _) = makeAnswer(to: h264Offer("packetization-mode=1"), capabilities: sluiceCapabilities)
         #expect(try sdp.media[0].formatParameters(for: 100)["profile-level-id"] == "42000a")
+    }
+
+    @Test func malformedSectionIsRejectedNamingTheLine() throws {
+        let offer = try session("m=video 5004 RTP/AVPF 96\r\na=rtpmap:96 VP8\r\nm=audio 5006 RTP/AVP 0\r\n")
+        let (sdp, results) = makeAnswer(to: offer, capabilities: sluiceCapabilities + [
+            CodecCapability(codec: "PCMU", kind: .audio, clockRate: 8000, channels: 1),
+        ])
+        #expect(sdp.media.map(\.port) == [0, 9])
+        #expect(results[0].rejectionReason?.hasPrefix("malformed offer: SDP line 6 attribute \"a=rtpmap:96 VP8\"") == true,
+                "\(results[0].rejectionReason ?? "")")
+        #expect(results[1].codecs.map(\.payloadType) == [0])  // a static payload type (RFC 3551 §6)
+        #expect(try sdp.media[1].rtpMap(for: 0)?.encodingName == "PCMU")
     }
 
     @Test func rtcpMuxOnlyWhenOffered() throws {

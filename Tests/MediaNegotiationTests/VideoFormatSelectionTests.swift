@@ -25,6 +25,10 @@ struct VideoFormatSelectionTests {
         (camera720p, RemoteVideoLimits(receiveSizes: [vgaSets]), NegotiatedVideoFormat(width: 624, height: 352, frameRate: 30)),
         // a=framerate:15 caps the rate, not the size.
         (camera720p, RemoteVideoLimits(maxFrameRate: 15), NegotiatedVideoFormat(width: 1280, height: 720, frameRate: 15)),
+        // max-fs 396 also bounds each side to sqrt(8 * 396) = 56 macroblocks (RFC 7741 §6.1): a 1024x96
+        // banner is 384 macroblocks but 64 wide, so it shrinks to 896x84.
+        (VideoConstraints(width: .init(ideal: 1024), height: .init(ideal: 96)), RemoteVideoLimits(maxFrameSize: 396),
+         NegotiatedVideoFormat(width: 896, height: 84, frameRate: 30)),
         // No limits: the ideal.
         (camera720p, RemoteVideoLimits(), NegotiatedVideoFormat(width: 1280, height: 720, frameRate: 30)),
         // Level 2.1 (MaxFS 792, MaxMBPS 19800): at 30 fps at most 660 macroblocks; 542x304 is 34x19 = 646.
