@@ -104,8 +104,15 @@ public struct CodecCapability: Sendable, Hashable, CustomStringConvertible {
                                parameters: parameters, feedback: feedback)
     }
 
-    /// H.264's packetization mode (RFC 6184 §8.1: absent means 0).
-    var packetizationMode: String { parameters["packetization-mode"] ?? "0" }
+    /// The messages of `lines` (the other side's `a=rtcp-fb`) this codec supports too, in their order,
+    /// once each (RFC 4585 §4.2).
+    func commonFeedback(_ lines: [SDPRTCPFeedback]) -> [RTCPFeedbackType] {
+        var common: [RTCPFeedbackType] = []
+        for type in lines.map(RTCPFeedbackType.init) where feedback.contains(where: type.matches) && !common.contains(type) {
+            common.append(type)
+        }
+        return common
+    }
 
     public var description: String {
         let name = "\(encodingName)/\(clockRate)" + (channels.map { "/\($0)" } ?? "")

@@ -198,11 +198,7 @@ private func answerSection(_ offered: MediaDescription, in offer: SessionDescrip
             refused.append("\(format.summary) (\(refusal.reason))")
             continue
         }
-        let offeredFeedback = try offered.feedback(for: payloadType).map(RTCPFeedbackType.init)
-        var feedback: [RTCPFeedbackType] = []
-        for type in offeredFeedback where capability.feedback.contains(where: type.matches) && !feedback.contains(type) {
-            feedback.append(type)
-        }
+        let feedback = capability.commonFeedback(try offered.feedback(for: payloadType))
         let rtx = capability.retransmission ? try offered.retransmissionPayloadType(for: payloadType) : nil
         codecs.append(NegotiatedCodec(payloadType: payloadType, capability: capability, localParameters: parameters,
                                       remoteParameters: format.parameters, feedback: feedback, retransmissionPayloadType: rtx))

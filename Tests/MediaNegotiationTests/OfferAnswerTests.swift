@@ -243,3 +243,37 @@ struct OfferTests {
         #expect(try offer.media[0].sourceAttributes().isEmpty && offer.groups().isEmpty)
     }
 }
+
+struct AnswerReadingTests {
+    @Test func offererReadsWhatTheAnswerSettled() throws {
+        let ours = makeOffer(capabilities: sluiceCapabilities, options: NegotiationOptions(sources: [.video: videoSource]))
+        // The peer takes only Constrained Baseline in mode 1 at level 4 with asymmetry, NACK only, and
+        // wants to receive video only.
+        let peer = [CodecCapability.h264(H264ProfileLevelID(profile: .constrainedBaseline, level: .level4), feedback: [.nack]),
+                    CodecCapability.opus(stereo: false)]
+        let (answer, _) = makeAnswer(to: ours, capabilities: peer, options: NegotiationOptions(direction: .recvonly))
+        let results = readAnswer(try SessionDescription(parsing: answer.serialized()), to: ours, capabilities: sluiceCapabilities)
+
+        #expect(results.map(\.mid) == ["0", "1"])
+        let audio = try #require(results[0].codecs.first)
+        #expect(audio.payloadType == 96 && audio.remoteParameters["stereo"] == "0")
+        #expect(results[0].outcome == .accepted(codecs: results[0].codecs, direction: .sendonly))
+
+        let video = try #require(results[1].codecs.first)
+        #expect(results[1].codecs.count == 1)
+        #expect(video.payloadType == 99 && video.retransmissionPayloadType == 100)
+        #expect(video.localParameters["profile-level-id"] == "42e01f")   // what we offered
+        #expect(video.remoteParameters["profile-level-id"] == "42e028")  // the peer receives up to level 4
+        #expect(video.feedback == [.nack])
+        #expect(results[1].outcome == .accepted(codecs: results[1].codecs, direction: .sendonly))
+    }
+
+    @Test func rejectedAndMissingSectionsOfTheAnswer() throws {
+        let ours = makeOffer(capabilities: sluiceCapabilities)
+        var (answer, _) = makeAnswer(to: ours, capabilities: [.opus()])
+        #expect(readAnswer(answer, to: ours, capabilities: sluiceCapabilities).map(\.rejectionReason)
+            == [nil, "the answer rejected it (port 0)"])
+        answer.media.removeLast()
+        #expect(readAnswer(answer, to: ours, capabilities: sluiceCapabilities)[1].rejectionReason?.hasPrefix("the answer has no section") == true)
+    }
+}
