@@ -37,7 +37,9 @@ private func readAnsweredSection(_ answered: MediaDescription, in answer: Sessio
                                       localParameters: try offered.formatParameters(for: payloadType),
                                       remoteParameters: format.parameters,
                                       feedback: capability.commonFeedback(try answered.feedback(for: payloadType)),
-                                      retransmissionPayloadType: rtx))
+                                      retransmissionPayloadType: rtx,
+                                      remoteVideoLimits: capability.kind == .video
+                                          ? try RemoteVideoLimits(media: answered, payloadType: payloadType) : nil))
     }
     guard !codecs.isEmpty else {
         return .rejected(reason: "the answer lists none of the offered formats (\(answered.formats.joined(separator: " ")))")

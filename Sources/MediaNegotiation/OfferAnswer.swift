@@ -77,6 +77,9 @@ public struct NegotiatedCodec: Sendable, Hashable {
     public var feedback: [RTCPFeedbackType]
     /// The RTX payload type paired with it by `apt` (RFC 4588 §8.1), when both want RTX.
     public var retransmissionPayloadType: UInt8?
+    /// For video, what the other side receives (its max-fs, level, imageattr, framerate): the
+    /// `remote` of `chooseVideoFormat`.
+    public var remoteVideoLimits: RemoteVideoLimits?
 }
 
 /// What became of one offered media section.
@@ -201,7 +204,8 @@ private func answerSection(_ offered: MediaDescription, in offer: SessionDescrip
         let feedback = capability.commonFeedback(try offered.feedback(for: payloadType))
         let rtx = capability.retransmission ? try offered.retransmissionPayloadType(for: payloadType) : nil
         codecs.append(NegotiatedCodec(payloadType: payloadType, capability: capability, localParameters: parameters,
-                                      remoteParameters: format.parameters, feedback: feedback, retransmissionPayloadType: rtx))
+                                      remoteParameters: format.parameters, feedback: feedback, retransmissionPayloadType: rtx,
+                                      remoteVideoLimits: kind == .video ? try RemoteVideoLimits(media: offered, payloadType: payloadType) : nil))
     }
     guard !codecs.isEmpty else {
         let offeredText = refused.isEmpty ? "no RTP formats" : refused.joined(separator: "; ")

@@ -86,6 +86,12 @@ struct AnswerTests {
         let vp8 = try #require(results[1].codecs.first)
         #expect(vp8.remoteParameters == ["max-fs": "12288", "max-fr": "60"])
         #expect(vp8.retransmissionPayloadType == 124)
+        #expect(vp8.remoteVideoLimits == RemoteVideoLimits(maxFrameSize: 12288, maxFrameRate: 60))
+        let h264 = try #require(results[1].codecs.last)
+        #expect(h264.remoteVideoLimits == RemoteVideoLimits(h264Level: .level3_1))  // 42e01f
+        let hd = VideoConstraints(width: .init(ideal: 1920), height: .init(ideal: 1080))
+        #expect(try chooseVideoFormat(constraints: hd, remote: h264.remoteVideoLimits!) == NegotiatedVideoFormat(width: 1280, height: 720, frameRate: 30))
+        #expect(results[0].codecs.first?.remoteVideoLimits == nil)
         #expect(try sdp.groups() == [SDPGroup(semantics: "BUNDLE", mids: ["0", "1"])])
     }
 
@@ -265,6 +271,7 @@ struct AnswerReadingTests {
         #expect(video.localParameters["profile-level-id"] == "42e01f")   // what we offered
         #expect(video.remoteParameters["profile-level-id"] == "42e028")  // the peer receives up to level 4
         #expect(video.feedback == [.nack])
+        #expect(video.remoteVideoLimits == RemoteVideoLimits(h264Level: .level4))
         #expect(results[1].outcome == .accepted(codecs: results[1].codecs, direction: .sendonly))
     }
 
