@@ -160,12 +160,7 @@ public func makeAnswer(to offer: SessionDescription, capabilities: [CodecCapabil
         } catch {
             (section, outcome) = (nil, .rejected(reason: "malformed offer: \(error)"))
         }
-        if section == nil {
-            // RFC 3264 §6: same media type and formats, port 0; the mid still names the section.
-            section = MediaDescription(type: offered.type, port: 0, proto: offered.proto, formats: offered.formats)
-            if let mid = offered.mid { section?.appendAttribute("mid", value: mid) }
-        }
-        answer.media.append(section!)
+        answer.media.append(section ?? rejection(of: offered))
         results.append(MediaNegotiationResult(mid: offered.mid, type: offered.type, outcome: outcome))
     }
     let offeredBundle = (try? offer.groups())?.first { $0.semantics == "BUNDLE" }
@@ -177,6 +172,14 @@ public func makeAnswer(to offer: SessionDescription, capabilities: [CodecCapabil
     return (answer, results)
 }
 
+/// RFC 3264 §6: a rejected section keeps its media type and formats, with port 0; its mid still names it.
+private func rejection(of offered: MediaDescription) -> MediaDescription {
+    var section = MediaDescription(type: offered.type, port: 0, proto: offered.proto, formats: offered.formats)
+    if let mid = offered.mid { section.appendAttribute("mid", value: mid) }
+    return section
+}
+
+/// The answer's section for `offered`, nil when rejected, and the outcome.
 private func answerSection(_ offered: MediaDescription, in offer: SessionDescription, capabilities: [CodecCapability],
                            options: NegotiationOptions) throws(SDPError) -> (MediaDescription?, MediaNegotiationResult.Outcome)
 {

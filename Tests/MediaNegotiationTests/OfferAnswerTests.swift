@@ -178,6 +178,27 @@ struct AnswerTests {
         #expect(try sdp.media[1].rtpMap(for: 0)?.encodingName == "PCMU")
     }
 
+    @Test("RFC 3264 §6.1: the answer's direction is the offer's reversed, narrowed to ours", arguments: [
+        (SDPDirection.sendrecv, SDPDirection.sendrecv, SDPDirection.sendrecv),
+        (.sendonly, .sendrecv, .recvonly), (.recvonly, .sendrecv, .sendonly), (.inactive, .sendrecv, .inactive),
+        (.sendrecv, .recvonly, .recvonly), (.sendrecv, .sendonly, .sendonly), (.sendonly, .sendonly, .inactive),
+        (.recvonly, .recvonly, .inactive),
+    ])
+    func direction(offered: SDPDirection, local: SDPDirection, answered: SDPDirection) throws {
+        var offer = h264Offer("packetization-mode=1")
+        offer.media[0].setDirection(offered)
+        let (sdp, results) = makeAnswer(to: offer, capabilities: sluiceCapabilities, options: NegotiationOptions(direction: local))
+        #expect(sdp.media[0].explicitDirection == answered)
+        #expect(results[0].outcome == .accepted(codecs: results[0].codecs, direction: answered))
+    }
+
+    @Test func sectionTheOfferDisabledStaysDisabled() throws {
+        var offer = h264Offer("packetization-mode=1")
+        offer.media[0].port = 0
+        let (sdp, results) = makeAnswer(to: offer, capabilities: sluiceCapabilities)
+        #expect(sdp.media[0].port == 0 && results[0].rejectionReason == "the offer disabled it (port 0)")
+    }
+
     @Test func rtcpMuxOnlyWhenOffered() throws {
         let (sdp, _) = makeAnswer(to: h264Offer("packetization-mode=1"), capabilities: sluiceCapabilities)
         #expect(!sdp.media[0].rtcpMux)
