@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "MediaRTP", targets: ["MediaRTP"]),
         .library(name: "MediaTransport", targets: ["MediaTransport"]),
         .library(name: "MediaSDP", targets: ["MediaSDP"]),
+        .library(name: "MediaNegotiation", targets: ["MediaNegotiation"]),
         .executable(name: "sluice", targets: ["sluice"]),
         // The bare C library and its shims, for benchmarks that compare against it.
         .library(name: "CVPX", targets: ["CVPX"]),
@@ -86,6 +87,9 @@ let package = Package(
         .target(name: "MediaRTP", dependencies: ["MediaCore"]),
         // SDP (RFC 8866) session descriptions: parsing, serialization, typed attributes. Pure text logic.
         .target(name: "MediaSDP"),
+        // SDP offer/answer (RFC 3264): codec capabilities as values, per-codec fmtp matching, resolution
+        // and frame-rate choice. Pure logic over MediaSDP; capabilities come in as values, no codec library.
+        .target(name: "MediaNegotiation", dependencies: ["MediaCore", "MediaSDP"]),
         // Sockets (UDP over the POSIX calls) and RTP sessions over them: sending, receiving, RTCP.
         .target(name: "MediaTransport", dependencies: ["MediaCore", "MediaRTP"]),
         // Picture scaling (libyuv), frame-rate conversion, audio resampling (speexdsp) and mixing.
@@ -98,7 +102,7 @@ let package = Package(
         .target(
             name: "Sluice",
             dependencies: ["MediaCore", "MediaCodecs", "MediaFiles", "MediaConvert", "MediaNodes", "MediaRTP",
-                           "MediaTransport", "MediaSDP", "CodecVPX", "CodecX264", "CodecOpenH264", "CodecOpus", "CodecMJPEG"]),
+                           "MediaTransport", "MediaSDP", "MediaNegotiation", "CodecVPX", "CodecX264", "CodecOpenH264", "CodecOpus", "CodecMJPEG"]),
         .executableTarget(
             name: "sluice",
             dependencies: ["Sluice", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
@@ -116,6 +120,7 @@ let package = Package(
         .testTarget(name: "MediaRTPTests", dependencies: ["MediaRTP", "MediaFiles", "TestSupport"]),
         .testTarget(name: "MediaTransportTests", dependencies: ["MediaTransport", "MediaRTP"]),
         .testTarget(name: "MediaSDPTests", dependencies: ["MediaSDP", "TestSupport"], exclude: ["Fixtures"]),
+        .testTarget(name: "MediaNegotiationTests", dependencies: ["MediaNegotiation", "MediaSDP", "TestSupport"]),
         .testTarget(name: "SluiceTests", dependencies: ["Sluice", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -8,6 +8,7 @@
 @_exported import MediaConvert
 @_exported import MediaCore
 @_exported import MediaFiles
+@_exported import MediaNegotiation
 @_exported import MediaNodes
 @_exported import MediaRTP
 @_exported import MediaSDP
