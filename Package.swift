@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "MediaTransport", targets: ["MediaTransport"]),
         .library(name: "MediaSDP", targets: ["MediaSDP"]),
         .library(name: "MediaNegotiation", targets: ["MediaNegotiation"]),
+        .library(name: "MediaSRTP", targets: ["MediaSRTP"]),
         .executable(name: "sluice", targets: ["sluice"]),
         // The bare C library and its shims, for benchmarks that compare against it.
         .library(name: "CVPX", targets: ["CVPX"]),
@@ -28,6 +29,7 @@ let package = Package(
         .library(name: "CX264", targets: ["CX264"]),
         .library(name: "COpus", targets: ["COpus"]),
         .library(name: "COgg", targets: ["COgg"]),
+        .library(name: "CSRTP", targets: ["CSRTP"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -61,6 +63,9 @@ let package = Package(
         .systemLibrary(
             name: "CTurboJPEG", path: "Sources/CTurboJPEG", pkgConfig: "libturbojpeg",
             providers: [.apt(["libturbojpeg0-dev"])]),
+        .systemLibrary(
+            name: "CSRTP", path: "Sources/CSRTP", pkgConfig: "libsrtp2",
+            providers: [.apt(["libsrtp2-dev"])]),
 
         // Media time, formats, frames, pools, the graph runtime.
         .target(
@@ -90,6 +95,9 @@ let package = Package(
         // SDP offer/answer (RFC 3264): codec capabilities as values, per-codec fmtp matching, resolution
         // and frame-rate choice. Pure logic over MediaSDP; capabilities come in as values, no codec library.
         .target(name: "MediaNegotiation", dependencies: ["MediaCore", "MediaSDP"]),
+        // SRTP and SRTCP (RFC 3711, RFC 7714) through libsrtp2: profiles, key material (SDES keys from
+        // MediaSDP's a=crypto), sessions that protect packets in place.
+        .target(name: "MediaSRTP", dependencies: ["CSRTP", "MediaSDP"]),
         // Sockets (UDP over the POSIX calls) and RTP sessions over them: sending, receiving, RTCP.
         .target(name: "MediaTransport", dependencies: ["MediaCore", "MediaRTP"]),
         // Picture scaling (libyuv), frame-rate conversion, audio resampling (speexdsp) and mixing.
@@ -119,6 +127,7 @@ let package = Package(
         .testTarget(name: "CodecMJPEGTests", dependencies: ["CodecMJPEG", "TestSupport"]),
         .testTarget(name: "MediaRTPTests", dependencies: ["MediaRTP", "MediaFiles", "TestSupport"]),
         .testTarget(name: "MediaTransportTests", dependencies: ["MediaTransport", "MediaRTP"]),
+        .testTarget(name: "MediaSRTPTests", dependencies: ["MediaSRTP", "MediaRTP", "MediaTransport", "TestSupport"]),
         .testTarget(name: "MediaSDPTests", dependencies: ["MediaSDP", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "MediaNegotiationTests", dependencies: ["MediaNegotiation", "MediaSDP", "TestSupport"]),
         .testTarget(name: "SluiceTests", dependencies: ["Sluice", "TestSupport"]),

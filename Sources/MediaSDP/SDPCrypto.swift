@@ -23,16 +23,61 @@ public struct SDPCrypto: SDPAttributeValue {
             self.mki = mki
         }
 
+        /// A key parameter for `keySaltBytes`, the master key followed by the master salt, in base64.
+        public init(keySaltBytes: [UInt8], lifetime: Lifetime? = nil, mki: MKI? = nil) {
+            self.init(keySalt: encodeBase64(keySaltBytes), lifetime: lifetime, mki: mki)
+        }
+
         /// The decoded master key followed by the master salt; nil when `keySalt` is not base64.
         public var keySaltBytes: [UInt8]? { decodeBase64(keySalt) }
 
         var text: String {
             "inline:\(keySalt)" + (lifetime.map { "|\($0.text)" } ?? "") + (mki.map { "|\($0.value):\($0.length)" } ?? "")
         }
+
+        /// Parses one key parameter, `inline:<key||salt>[|<lifetime>][|<MKI>:<length>]` (RFC 4568 §6.1).
+        public init(parsing parameter: some StringProtocol) throws(KeyParameterError) {
+            guard parameter.hasPrefix("inline:") else { throw .notInline }
+            let pieces = parameter.dropFirst("inline:".count).split(separator: "|", omittingEmptySubsequences: false)
+            guard let keySalt = pieces.first, !keySalt.isEmpty, decodeBase64(keySalt) != nil else { throw .keySaltNotBase64 }
+            self.init(keySalt: String(keySalt))
+            for piece in pieces.dropFirst() {
+                if let colon = piece.firstIndex(of: ":") {
+                    guard mki == nil, let value = UInt64(piece[..<colon]), let length = Int(piece[piece.index(after: colon)...]),
+                          (1...128).contains(length)
+                    else { throw .invalidMKI }
+                    mki = MKI(value: value, length: length)
+                } else {
+                    guard lifetime == nil, mki == nil, let parsed = SDPCrypto.lifetime(Substring(piece)) else { throw .invalidLifetime }
+                    lifetime = parsed
+                }
+            }
+        }
+    }
+
+    /// Why a key parameter does not parse (RFC 4568 §6.1, §9.2).
+    public enum KeyParameterError: Error, Sendable, Hashable, CustomStringConvertible {
+        /// The key method is not `inline:` (the only one RFC 4568 defines).
+        case notInline
+        /// The concatenated key and salt are empty or not padded base64 (RFC 4648 §4).
+        case keySaltNotBase64
+        /// The lifetime is neither a count nor `2^<1-64>`, repeated, or after the MKI.
+        case invalidLifetime
+        /// The MKI is not `<value>:<length 1-128>`, or repeated.
+        case invalidMKI
+
+        public var description: String {
+            switch self {
+            case .notInline: "key method is not inline"
+            case .keySaltNotBase64: "key and salt are not base64"
+            case .invalidLifetime: "lifetime is not a number or 2^<number>"
+            case .invalidMKI: "MKI is not <value>:<length 1-128>"
+            }
+        }
     }
 
     /// The master key lifetime in packets: `2^31` or a plain count (RFC 4568 §6.1).
-    public enum Lifetime: Sendable, Hashable {
+    public enum Lifetime: Sendable, Hashable, CustomStringConvertible {
         case powerOfTwo(Int)
         case packets(UInt64)
 
@@ -42,6 +87,9 @@ public struct SDPCrypto: SDPAttributeValue {
             case .packets(let count): "\(count)"
             }
         }
+
+        /// As written in the key parameter: "2^31" or "1048576".
+        public var description: String { text }
     }
 
     /// The master key identifier and its length in bytes, 1 to 128 (RFC 4568 §6.1).
@@ -74,29 +122,14 @@ public struct SDPCrypto: SDPAttributeValue {
     }
 
     private static func key(_ parameter: Substring, _ value: String) throws(SDPError) -> Key {
-        guard parameter.hasPrefix("inline:") else { throw malformed(value, "key method is not inline") }
-        let pieces = parameter.dropFirst("inline:".count).split(separator: "|", omittingEmptySubsequences: false)
-        guard let keySalt = pieces.first, !keySalt.isEmpty, decodeBase64(keySalt) != nil else {
-            throw malformed(value, "key and salt are not base64")
+        do {
+            return try Key(parsing: parameter)
+        } catch {
+            throw malformed(value, error.description)
         }
-        var key = Key(keySalt: String(keySalt))
-        for piece in pieces.dropFirst() {
-            if let colon = piece.firstIndex(of: ":") {
-                guard key.mki == nil, let mki = UInt64(piece[..<colon]), let length = Int(piece[piece.index(after: colon)...]),
-                      (1...128).contains(length)
-                else { throw malformed(value, "MKI is not <value>:<length 1-128>") }
-                key.mki = MKI(value: mki, length: length)
-            } else {
-                guard key.lifetime == nil, key.mki == nil, let lifetime = lifetime(piece) else {
-                    throw malformed(value, "lifetime is not a number or 2^<number>")
-                }
-                key.lifetime = lifetime
-            }
-        }
-        return key
     }
 
-    private static func lifetime(_ text: Substring) -> Lifetime? {
+    fileprivate static func lifetime(_ text: Substring) -> Lifetime? {
         if text.hasPrefix("2^") { return Int(text.dropFirst(2)).flatMap { (1...64).contains($0) ? .powerOfTwo($0) : nil } }
         return UInt64(text).map(Lifetime.packets)
     }
@@ -132,4 +165,20 @@ func decodeBase64(_ text: some StringProtocol) -> [UInt8]? {
     let total = text.utf8.count
     guard total % 4 == 0, padding <= 2 else { return nil }
     return bytes
+}
+
+/// Encodes `bytes` as base64 with padding (RFC 4648 §4).
+func encodeBase64(_ bytes: [UInt8]) -> String {
+    let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+    var text: [UInt8] = []
+    text.reserveCapacity((bytes.count + 2) / 3 * 4)
+    for start in stride(from: 0, to: bytes.count, by: 3) {
+        let count = min(3, bytes.count - start)
+        var group: UInt32 = 0
+        for index in 0..<3 { group = group << 8 | UInt32(index < count ? bytes[start + index] : 0) }
+        for index in 0..<4 {
+            text.append(index <= count ? alphabet[Int(group >> UInt32(18 - 6 * index) & 0x3F)] : UInt8(ascii: "="))
+        }
+    }
+    return String(decoding: text, as: UTF8.self)
 }

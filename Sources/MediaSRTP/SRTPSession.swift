@@ -1,0 +1,192 @@
+import CSRTP
+
+/// libsrtp's process-wide setup (`srtp_init`), run once by the first session: Swift initializes globals
+/// lazily and thread-safely.
+private let libraryStatus: srtp_err_status_t = srtp_init()
+
+/// What an `SRTPSession` has done, RTP and RTCP together. Failures are counted, never fatal.
+public struct SRTPStatistics: Sendable, Hashable {
+    public var protectedPackets = 0
+    public var unprotectedPackets = 0
+    /// Packets whose tag did not verify (RFC 3711 §3.3 step 6).
+    public var authenticationFailures = 0
+    /// Packets already seen or older than the replay window (RFC 3711 §3.3.2).
+    public var replayedPackets = 0
+    /// Any other failure: buffer too small, wrong direction, malformed packet, library error.
+    public var otherErrors = 0
+
+    public init() {}
+}
+
+/// One direction of an SRTP session (RFC 3711 §3.2.3): protects what this side sends, or unprotects what
+/// it receives, for every SSRC, with one master key, through one libsrtp `srtp_t` freed in `deinit`.
+///
+/// Packets are transformed in place in the caller's buffer; nothing is allocated per packet by Sluice
+/// (libsrtp allocates a stream context when it first sees an SSRC). The rollover counter across sequence
+/// number wraps (RFC 3711 §3.3.1) and the replay list are libsrtp's. Use a session from one thread at a
+/// time.
+///
+/// ```swift
+/// let sender = try SRTPSession(profile: .aes128CmHmacSha1_80, key: localKey, direction: .sender)
+/// let length = try sender.protect(buffer, length: rtpLength)   // buffer has rtpOverhead bytes spare
+/// ```
+public final class SRTPSession {
+    public enum Direction: Sendable, Hashable {
+        /// Protects outgoing packets; sending the same packet again (a plain NACK retransmission) is allowed.
+        case sender
+        /// Unprotects incoming packets, with replay protection.
+        case receiver
+    }
+
+    /// 1024 packets: a NACK retransmission (RFC 4585) of a packet a second or more old at video rates
+    /// still falls inside the window; libsrtp's own default of 128 drops it.
+    public static let defaultReplayWindow = 1024
+
+    public let profile: SRTPProfile
+    public let direction: Direction
+    /// Packets behind the highest index received that are still accepted (RFC 3711 §3.3.2).
+    public let replayWindow: Int
+    /// Bytes `protect` adds to an RTP packet: the tag and the MKI, if any.
+    public let rtpOverhead: Int
+    /// Bytes `protectRTCP` adds to an RTCP packet: E flag and index, MKI, tag.
+    public let rtcpOverhead: Int
+    public private(set) var statistics = SRTPStatistics()
+
+    private let context: srtp_t
+    private let usesMKI: UInt32
+
+    /// A session for `direction` with `key`, whose lengths must be `profile`'s.
+    /// `replayWindow` may be 64 to 32767 packets.
+    public init(profile: SRTPProfile, key: SRTPKeyMaterial, direction: Direction,
+                replayWindow: Int = SRTPSession.defaultReplayWindow) throws(SRTPError) {
+        guard (64...32767).contains(replayWindow) else { throw .invalidReplayWindow(replayWindow) }
+        guard key.keyLength == profile.masterKeyLength else {
+            throw .badKey(.wrongLength(part: .key, expected: profile.masterKeyLength, actual: key.keyLength))
+        }
+        guard key.saltLength == profile.masterSaltLength else {
+            throw .badKey(.wrongLength(part: .salt, expected: profile.masterSaltLength, actual: key.saltLength))
+        }
+        guard libraryStatus == srtp_err_status_ok else { throw SRTPError(status: libraryStatus, operation: "srtp_init") }
+
+        var policy = srtp_policy_t()
+        profile.configure(rtp: &policy.rtp, rtcp: &policy.rtcp)
+        policy.ssrc.type = direction == .sender ? ssrc_any_outbound : ssrc_any_inbound
+        policy.window_size = UInt(replayWindow)
+        policy.allow_repeat_tx = direction == .sender ? 1 : 0
+        let mki = key.mkiBytes
+        var created: srtp_t?
+        // libsrtp copies the key and MKI into the session and writes to neither.
+        let status = key.keyAndSalt.withUnsafeBufferPointer { keyBuffer in
+            mki.withUnsafeBufferPointer { mkiBuffer in
+                let keyPointer = keyBuffer.baseAddress.map(UnsafeMutablePointer.init(mutating:))
+                guard let mkiPointer = mkiBuffer.baseAddress, !mkiBuffer.isEmpty else {
+                    policy.key = keyPointer
+                    return srtp_create(&created, &policy)
+                }
+                // With an MKI, the key goes in libsrtp's list of master keys instead (RFC 3711 §8.1).
+                var master = srtp_master_key_t(key: keyPointer, mki_id: UnsafeMutablePointer(mutating: mkiPointer),
+                                               mki_size: UInt32(mkiBuffer.count))
+                return withUnsafeMutablePointer(to: &master) { masterPointer in
+                    var list: UnsafeMutablePointer<srtp_master_key_t>? = masterPointer
+                    return withUnsafeMutablePointer(to: &list) { listPointer in
+                        policy.keys = listPointer
+                        policy.num_master_keys = 1
+                        return srtp_create(&created, &policy)
+                    }
+                }
+            }
+        }
+        guard status == srtp_err_status_ok, let created else { throw SRTPError(status: status, operation: "srtp_create") }
+        context = created
+        self.profile = profile
+        self.direction = direction
+        self.replayWindow = replayWindow
+        usesMKI = mki.isEmpty ? 0 : 1
+        rtpOverhead = profile.rtpOverhead + mki.count
+        rtcpOverhead = profile.rtcpOverhead + mki.count
+    }
+
+    deinit {
+        srtp_dealloc(context)
+    }
+
+    /// Protects the RTP packet in `buffer[0..<length]` in place (RFC 3711 §3.3; RFC 7714 §8): returns the
+    /// SRTP length, `length + rtpOverhead`, which `buffer` must have room for.
+    public func protect(_ buffer: UnsafeMutableRawBufferPointer, length: Int) throws(SRTPError) -> Int {
+        try transform(.protectRTP, buffer, length)
+    }
+
+    /// Verifies and decrypts the SRTP packet in `buffer[0..<length]` in place (RFC 3711 §3.3): returns the
+    /// RTP length.
+    public func unprotect(_ buffer: UnsafeMutableRawBufferPointer, length: Int) throws(SRTPError) -> Int {
+        try transform(.unprotectRTP, buffer, length)
+    }
+
+    /// Protects the (compound) RTCP packet in `buffer[0..<length]` in place (RFC 3711 §3.4; RFC 7714 §9):
+    /// returns the SRTCP length, `length + rtcpOverhead`, which `buffer` must have room for.
+    public func protectRTCP(_ buffer: UnsafeMutableRawBufferPointer, length: Int) throws(SRTPError) -> Int {
+        try transform(.protectRTCP, buffer, length)
+    }
+
+    /// Verifies and decrypts the SRTCP packet in `buffer[0..<length]` in place (RFC 3711 §3.4): returns the
+    /// RTCP length.
+    public func unprotectRTCP(_ buffer: UnsafeMutableRawBufferPointer, length: Int) throws(SRTPError) -> Int {
+        try transform(.unprotectRTCP, buffer, length)
+    }
+
+    private enum Operation {
+        case protectRTP, unprotectRTP, protectRTCP, unprotectRTCP
+
+        var protects: Bool { self == .protectRTP || self == .protectRTCP }
+    }
+
+    /// Runs `operation` and counts its outcome in `statistics`.
+    private func transform(_ operation: Operation, _ buffer: UnsafeMutableRawBufferPointer,
+                           _ length: Int) throws(SRTPError) -> Int {
+        do {
+            let result = try call(operation, buffer, length)
+            if operation.protects { statistics.protectedPackets += 1 } else { statistics.unprotectedPackets += 1 }
+            return result
+        } catch {
+            switch error {
+            case .authenticationFailed: statistics.authenticationFailures += 1
+            case .replayed: statistics.replayedPackets += 1
+            default: statistics.otherErrors += 1
+            }
+            throw error
+        }
+    }
+
+    private func call(_ operation: Operation, _ buffer: UnsafeMutableRawBufferPointer,
+                      _ length: Int) throws(SRTPError) -> Int {
+        guard operation.protects == (direction == .sender) else { throw .wrongDirection }
+        let added = switch operation {
+        case .protectRTP: rtpOverhead
+        case .protectRTCP: rtcpOverhead
+        case .unprotectRTP, .unprotectRTCP: 0
+        }
+        guard length >= 0, length + added <= buffer.count, length <= Int32.max, let base = buffer.baseAddress else {
+            throw .bufferTooSmall(needed: max(length, 0) + added, available: buffer.count)
+        }
+        var octets = Int32(length)
+        let status = switch operation {
+        case .protectRTP: srtp_protect_mki(context, base, &octets, usesMKI, 0)
+        case .unprotectRTP: srtp_unprotect_mki(context, base, &octets, usesMKI)
+        case .protectRTCP: srtp_protect_rtcp_mki(context, base, &octets, usesMKI, 0)
+        case .unprotectRTCP: srtp_unprotect_rtcp_mki(context, base, &octets, usesMKI)
+        }
+        guard status == srtp_err_status_ok else {
+            throw SRTPError(status: status, operation: Self.name(of: operation))
+        }
+        return Int(octets)
+    }
+
+    private static func name(of operation: Operation) -> String {
+        switch operation {
+        case .protectRTP: "srtp_protect"
+        case .unprotectRTP: "srtp_unprotect"
+        case .protectRTCP: "srtp_protect_rtcp"
+        case .unprotectRTCP: "srtp_unprotect_rtcp"
+        }
+    }
+}
