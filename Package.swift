@@ -98,8 +98,8 @@ let package = Package(
         // SRTP and SRTCP (RFC 3711, RFC 7714) through libsrtp2: profiles, key material (SDES keys from
         // MediaSDP's a=crypto), sessions that protect packets in place.
         .target(name: "MediaSRTP", dependencies: ["CSRTP", "MediaSDP"]),
-        // Sockets (UDP over the POSIX calls) and RTP sessions over them: sending, receiving, RTCP.
-        .target(name: "MediaTransport", dependencies: ["MediaCore", "MediaRTP"]),
+        // Sockets (UDP over the POSIX calls) and RTP sessions over them: sending, receiving, RTCP, SRTP.
+        .target(name: "MediaTransport", dependencies: ["MediaCore", "MediaRTP", "MediaSRTP"]),
         // Picture scaling (libyuv), frame-rate conversion, audio resampling (speexdsp) and mixing.
         .target(name: "MediaConvert", dependencies: ["MediaCore", "CYUV", "CSpeexDSP"]),
         // Graph adapters: file sources/sinks, codec and conversion nodes.
@@ -110,7 +110,7 @@ let package = Package(
         .target(
             name: "Sluice",
             dependencies: ["MediaCore", "MediaCodecs", "MediaFiles", "MediaConvert", "MediaNodes", "MediaRTP",
-                           "MediaTransport", "MediaSDP", "MediaNegotiation", "CodecVPX", "CodecX264", "CodecOpenH264", "CodecOpus", "CodecMJPEG"]),
+                           "MediaTransport", "MediaSDP", "MediaNegotiation", "MediaSRTP", "CodecVPX", "CodecX264", "CodecOpenH264", "CodecOpus", "CodecMJPEG"]),
         .executableTarget(
             name: "sluice",
             dependencies: ["Sluice", .product(name: "ArgumentParser", package: "swift-argument-parser")]),

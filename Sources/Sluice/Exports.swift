@@ -12,4 +12,5 @@
 @_exported import MediaNodes
 @_exported import MediaRTP
 @_exported import MediaSDP
+@_exported import MediaSRTP
 @_exported import MediaTransport

@@ -92,7 +92,8 @@ struct Receive: ParsableCommand {
 
     private func report(_ receiver: RTPReceivePipeline) -> String {
         let statistics = receiver.statistics()
-        var lines = ["received rtp://\(receiver.localAddress) -> \(output) (\(receiver.endReason() ?? "stopped"))"]
+        let scheme = receiver.stream.srtp.map { "srtp (\($0.profile.sdesName))" } ?? "rtp"
+        var lines = ["received \(scheme)://\(receiver.localAddress) -> \(output) (\(receiver.endReason() ?? "stopped"))"]
         lines.append("  stream   \(receiver.stream.codec), SSRC \(statistics.ssrc.map(String.init) ?? "-"), "
                      + "\(receiver.outputFormat.map { "\($0)" } ?? "?")")
         lines.append("  packets  \(statistics.packetsReceived) (\(statistics.bytesReceived) bytes), \(statistics.malformedPackets) malformed, "
@@ -103,6 +104,10 @@ struct Receive: ParsableCommand {
             lines.append("  loss     \(jitter.lost) lost, \(jitter.recovered) recovered of \(jitter.nacked) NACKed, \(jitter.late) late, "
                          + "\(jitter.duplicates) duplicates, \(jitter.discarded) discarded")
             lines.append("  timing   jitter \(formatted(jitter.jitterSeconds * 1000, digits: 1)) ms, delay \(formatted(jitter.targetDelay.seconds * 1000, digits: 1)) ms")
+        }
+        if let srtp = statistics.srtp {
+            lines.append("  srtp     \(srtp.unprotectedPackets) packets checked and decrypted, \(srtp.authenticationFailures) failed "
+                         + "authentication, \(srtp.replayedPackets) replayed (all dropped)")
         }
         lines.append("  rtcp     \(statistics.senderReports) sender reports, \(statistics.receiverReports) receiver reports sent, "
                      + "\(statistics.nacksSent) NACKs, \(statistics.keyframeRequestsSent) keyframe requests")
