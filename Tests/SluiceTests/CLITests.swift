@@ -65,4 +65,11 @@ import TestSupport
         #expect(answered.media[2].port == 0, "the data channel is rejected")
         #expect(answer.stderr.contains("send 640x360 at 15 fps"), "\(answer.stderr)")
     }
+
+    /// The harness itself: a peer that hangs is stopped at its timeout, even while tests block threads.
+    @Test func aToolThatHangsIsStoppedAtItsTimeout() throws {
+        let start = Date()
+        let result = try TestSupport.run("sleep", ["30"], timeout: 1)
+        #expect(result.status != 0 && Date().timeIntervalSince(start) < 10)
+    }
 }

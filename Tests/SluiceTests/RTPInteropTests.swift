@@ -272,4 +272,42 @@ import TestSupport
             }
         }
     }
+
+    @Test func gstreamersSrtpdecDecodesSluicesSRTP() throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            let port = try Self.freePortPair()
+            var destination = RTPDestination(address: try SocketAddress(host: "127.0.0.1", port: port))
+            destination.ssrc = 0x5100_1CE5
+            destination.srtp = .random(.aes128CmHmacSha1_80)
+            let key = destination.srtp!.key
+            let hex = (key.masterKey + key.masterSalt).map { String(format: "%02X", $0) }.joined()
+            var options = TranscodeOptions()
+            options.maxFrames = 40
+            let sender = try Transcoder(input: TestSupport.sampleIVF, sendingTo: destination, options: options)
+            // GStreamer has no SDES reader: the key goes in srtpdec's caps, for the stream's SSRC.
+            let output = dir.file("gstreamer.yuv")
+            let caps = "application/x-srtp,media=(string)video,clock-rate=(int)90000,encoding-name=(string)VP8,payload=(int)96,"
+                + "ssrc=(uint)\(destination.ssrc),srtp-key=(buffer)\(hex),srtp-cipher=(string)aes-128-icm,"
+                + "srtp-auth=(string)hmac-sha1-80,srtcp-cipher=(string)aes-128-icm,srtcp-auth=(string)hmac-sha1-80,roc=(uint)0"
+            // udpsrc never ends by itself (and a child here cannot be stopped by a signal): it stops after
+            // the packets the 40 frames make, counted with the same packetizer.
+            var packetizer = try VP8Packetizer(maxPayloadSize: destination.maxPayloadSize)
+            var packets = 0
+            var payload = [UInt8](repeating: 0, count: destination.maxPayloadSize)
+            for frame in try RTPStreamingTests.ivfFrames(TestSupport.sampleIVF).prefix(40) {
+                try packetizer.startFrame(frame)
+                while try payload.withUnsafeMutableBytes({ try packetizer.nextPayload(into: $0) }) != nil { packets += 1 }
+            }
+            let gst = TestSupport.start("gst-launch-1.0", ["-q", "udpsrc", "port=\(port)", "caps=\(caps)", "num-buffers=\(packets)",
+                                                           "!", "srtpdec", "!", "rtpvp8depay", "!", "vp8dec", "!", "videoconvert",
+                                                           "!", "video/x-raw,format=I420", "!", "filesink", "location=\(output)"],
+                                        timeout: 12)
+            Thread.sleep(forTimeInterval: 1)
+            let summary = try sender.run()
+            #expect(try gst.wait().status == 0)
+            let bytes = (try FileManager.default.attributesOfItem(atPath: output)[.size] as? Int) ?? 0
+            print("SRTP from Sluice to GStreamer srtpdec: \(bytes / (640 * 360 * 3 / 2)) of \(summary.frames) frames decoded")
+            #expect(bytes == 40 * 640 * 360 * 3 / 2, "every frame")
+        }
+    }
 }

@@ -55,15 +55,29 @@ public enum TestSupport {
         process.standardOutput = out
         process.standardError = err
         try process.run()
-        let killer = DispatchWorkItem { if process.isRunning { process.terminate() } }
-        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: killer)
+        // The timeout runs on a thread of its own: Dispatch's global queues share their few threads
+        // (one per core) with Swift's cooperative pool, which blocking tests may hold.
+        let exited = NSCondition()
+        nonisolated(unsafe) var hasExited = false
+        Thread.detachNewThread {
+            exited.lock()
+            let deadline = Date().addingTimeInterval(timeout)
+            while !hasExited && exited.wait(until: deadline) {}
+            let expired = !hasExited
+            exited.unlock()
+            // SIGKILL: children of the test process may inherit SIGTERM blocked.
+            if expired && process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        }
         // Read both pipes concurrently so that neither fills up and blocks the child.
         nonisolated(unsafe) var errData = Data()
         let errReader = Thread { errData = readToEnd(err.fileHandleForReading) }
         errReader.start()
         let outData = readToEnd(out.fileHandleForReading)
         process.waitUntilExit()
-        killer.cancel()
+        exited.lock()
+        hasExited = true
+        exited.signal()
+        exited.unlock()
         while !errReader.isFinished { usleep(1000) }
         return ProcessResult(status: process.terminationStatus, stdout: outData,
                              stderr: String(decoding: errData, as: UTF8.self))
