@@ -49,7 +49,8 @@ public final class SRTPSession {
 
     public let profile: SRTPProfile
     public let direction: Direction
-    /// Packets behind the highest index received that are still accepted (RFC 3711 §3.3.2).
+    /// Packets behind the highest index received that are still accepted (RFC 3711 §3.3.2). SRTP only:
+    /// libsrtp keeps a fixed 128-packet window for SRTCP.
     public let replayWindow: Int
     /// Bytes `protect` adds to an RTP packet: the tag and the MKI, if any.
     public let rtpOverhead: Int
