@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "MediaRTP", targets: ["MediaRTP"]),
         .library(name: "MediaTransport", targets: ["MediaTransport"]),
         .library(name: "MediaSDP", targets: ["MediaSDP"]),
+        .library(name: "MediaNegotiation", targets: ["MediaNegotiation"]),
         .library(name: "MediaSRTP", targets: ["MediaSRTP"]),
         .executable(name: "sluice", targets: ["sluice"]),
         // The bare C library and its shims, for benchmarks that compare against it.
@@ -91,11 +92,14 @@ let package = Package(
         .target(name: "MediaRTP", dependencies: ["MediaCore"]),
         // SDP (RFC 8866) session descriptions: parsing, serialization, typed attributes. Pure text logic.
         .target(name: "MediaSDP"),
+        // SDP offer/answer (RFC 3264): codec capabilities as values, per-codec fmtp matching, resolution
+        // and frame-rate choice. Pure logic over MediaSDP; capabilities come in as values, no codec library.
+        .target(name: "MediaNegotiation", dependencies: ["MediaCore", "MediaSDP"]),
         // SRTP and SRTCP (RFC 3711, RFC 7714) through libsrtp2: profiles, key material (SDES keys from
         // MediaSDP's a=crypto), sessions that protect packets in place.
         .target(name: "MediaSRTP", dependencies: ["CSRTP", "MediaSDP"]),
-        // Sockets (UDP over the POSIX calls) and RTP sessions over them: sending, receiving, RTCP.
-        .target(name: "MediaTransport", dependencies: ["MediaCore", "MediaRTP"]),
+        // Sockets (UDP over the POSIX calls) and RTP sessions over them: sending, receiving, RTCP, SRTP.
+        .target(name: "MediaTransport", dependencies: ["MediaCore", "MediaRTP", "MediaSRTP"]),
         // Picture scaling (libyuv), frame-rate conversion, audio resampling (speexdsp) and mixing.
         .target(name: "MediaConvert", dependencies: ["MediaCore", "CYUV", "CSpeexDSP"]),
         // Graph adapters: file sources/sinks, codec and conversion nodes.
@@ -106,7 +110,7 @@ let package = Package(
         .target(
             name: "Sluice",
             dependencies: ["MediaCore", "MediaCodecs", "MediaFiles", "MediaConvert", "MediaNodes", "MediaRTP",
-                           "MediaTransport", "MediaSDP", "CodecVPX", "CodecX264", "CodecOpenH264", "CodecOpus", "CodecMJPEG"]),
+                           "MediaTransport", "MediaSDP", "MediaNegotiation", "MediaSRTP", "CodecVPX", "CodecX264", "CodecOpenH264", "CodecOpus", "CodecMJPEG"]),
         .executableTarget(
             name: "sluice",
             dependencies: ["Sluice", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
@@ -122,9 +126,10 @@ let package = Package(
         .testTarget(name: "CodecOpusTests", dependencies: ["CodecOpus", "MediaFiles", "TestSupport"]),
         .testTarget(name: "CodecMJPEGTests", dependencies: ["CodecMJPEG", "TestSupport"]),
         .testTarget(name: "MediaRTPTests", dependencies: ["MediaRTP", "MediaFiles", "TestSupport"]),
-        .testTarget(name: "MediaTransportTests", dependencies: ["MediaTransport"]),
+        .testTarget(name: "MediaTransportTests", dependencies: ["MediaTransport", "MediaRTP"]),
         .testTarget(name: "MediaSRTPTests", dependencies: ["MediaSRTP", "CSRTP", "MediaRTP", "MediaTransport", "TestSupport"]),
         .testTarget(name: "MediaSDPTests", dependencies: ["MediaSDP", "TestSupport"], exclude: ["Fixtures"]),
+        .testTarget(name: "MediaNegotiationTests", dependencies: ["MediaNegotiation", "MediaSDP", "TestSupport"]),
         .testTarget(name: "SluiceTests", dependencies: ["Sluice", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

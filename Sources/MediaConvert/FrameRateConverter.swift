@@ -7,8 +7,8 @@ import MediaCore
 /// not copied: a repeated picture shares its buffer. A stream of duration D at the new rate holds
 /// ceil(D * rate) pictures.
 public struct FrameRateConverter: Sendable {
-    public let rate: Rational
-    private let timebase: Rational
+    public private(set) var rate: Rational
+    private var timebase: Rational
     private var start: MediaTime?
     private var held: VideoFrame?
     private var nextSlot: Int64 = 0
@@ -17,6 +17,16 @@ public struct FrameRateConverter: Sendable {
         guard rate > Rational(0, 1), rate <= Rational(1000, 1) else { throw ConversionError.invalidRate(rate) }
         self.rate = rate
         timebase = rate.reciprocal
+    }
+
+    /// Changes the rate from the next output slot on: slots then count from that slot's time at
+    /// the new rate.
+    public mutating func changeRate(to newRate: Rational) throws {
+        guard newRate > Rational(0, 1), newRate <= Rational(1000, 1) else { throw ConversionError.invalidRate(newRate) }
+        if let start { self.start = start + MediaTime(nextSlot, timebase: timebase) }
+        nextSlot = 0
+        rate = newRate
+        timebase = newRate.reciprocal
     }
 
     /// Takes the next picture (in presentation order) and emits the pictures due before it.

@@ -5,11 +5,19 @@ public enum UpstreamEvent: Sendable, Hashable, CustomStringConvertible {
     case keyframeRequest
     /// Change the target bitrate, in bits per second.
     case bitrateChange(Int)
+    /// Change the pictures produced upstream while running (WebRTC's `adaptOutputFormat`): the
+    /// scaler takes the new size, the frame-rate node the new rate; nil leaves one as it is. The
+    /// encoder starts again at the new size with a keyframe. Formats negotiated at build time stay
+    /// the initial ones.
+    case outputFormatChange(width: Int?, height: Int?, frameRate: Rational?)
 
     public var description: String {
         switch self {
         case .keyframeRequest: return "keyframe request"
         case .bitrateChange(let bps): return "bitrate change to \(bps) bit/s"
+        case .outputFormatChange(let width, let height, let rate):
+            let size = width.flatMap { w in height.map { "\(w)x\($0)" } } ?? "same size"
+            return "output format change to \(size) at \(rate.map { "\($0) fps" } ?? "the same rate")"
         }
     }
 }

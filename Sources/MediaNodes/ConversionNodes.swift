@@ -1,10 +1,12 @@
 import MediaConvert
 import MediaCore
 
-/// Resizes pictures to a fixed size (libyuv). Inserted by pipelines when sizes differ.
+/// Resizes pictures to a fixed size (libyuv). Inserted by pipelines when sizes differ. An
+/// `.outputFormatChange` with a size changes it while running (and travels on upstream, to a
+/// frame-rate node).
 public final class VideoScalerNode: MediaTransform {
     public let name: String
-    public let scaler: VideoScaler
+    public private(set) var scaler: VideoScaler
 
     public init(width: Int, height: Int, filter: VideoScaler.Filter = .box, name: String = "scaler") throws {
         scaler = try VideoScaler(width: width, height: height, filter: filter)
@@ -26,6 +28,13 @@ public final class VideoScalerNode: MediaTransform {
     }
 
     public func finish(into outbox: inout Outbox<VideoFrame>) throws {}
+
+    public func handle(_ event: UpstreamEvent) throws -> Bool {
+        if case .outputFormatChange(let width?, let height?, _) = event, (width, height) != (scaler.width, scaler.height) {
+            scaler = try VideoScaler(width: width, height: height, filter: scaler.filter)
+        }
+        return false
+    }
 }
 
 /// Converts raw pictures to one pixel format (see `PixelFormatConverter`): NV12, YUY2 or UYVY from a
@@ -72,15 +81,15 @@ public final class PixelFormatConverterNode: MediaTransform {
     public func finish(into outbox: inout Outbox<VideoFrame>) throws {}
 }
 
-/// Converts to a fixed frame rate by dropping or repeating pictures (see `FrameRateConverter`).
+/// Converts to a fixed frame rate by dropping or repeating pictures (see `FrameRateConverter`). An
+/// `.outputFormatChange` with a rate changes it while running.
 public final class FrameRateNode: MediaTransform {
     public let name: String
-    public let rate: Rational
+    public var rate: Rational { converter.rate }
     private var converter: FrameRateConverter
 
     public init(rate: Rational, name: String = "frame-rate") throws {
         converter = try FrameRateConverter(rate: rate)
-        self.rate = rate
         self.name = name
     }
 
@@ -100,6 +109,12 @@ public final class FrameRateNode: MediaTransform {
 
     public func finish(into outbox: inout Outbox<VideoFrame>) throws {
         converter.finish { outbox.emit($0) }
+    }
+
+    public func handle(_ event: UpstreamEvent) throws -> Bool {
+        guard case .outputFormatChange(_, _, let rate?) = event else { return false }
+        try converter.changeRate(to: rate)
+        return true
     }
 }
 

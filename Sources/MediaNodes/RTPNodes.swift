@@ -103,9 +103,9 @@ public final class RTPReceiverNode<Depacketizer: RTPDepacketizer>: MediaSource {
                 held = frame
                 return size
             case .goodbye:
-                throw RTPReceiveError.endedBeforeKeyframe(address: "\(session.configuration.local)")
+                throw RTPReceiveError.endedBeforeKeyframe(address: "\(session.sockets.rtp.localAddress)")
             case .timedOut:
-                throw RTPReceiveError.noKeyframe(address: "\(session.configuration.local)", seconds: limits.silence.seconds,
+                throw RTPReceiveError.noKeyframe(address: "\(session.sockets.rtp.localAddress)", seconds: limits.silence.seconds,
                                                  packets: session.statistics.packetsReceived)
             }
         }

@@ -4,18 +4,23 @@ import MediaCore
 /// Encodes pictures with any `VideoEncoderProvider`: the graph adapter around a `VideoEncoder`.
 ///
 /// Handles the upstream events an encoder can act on: a keyframe request makes the next picture a
-/// keyframe; a bitrate change retargets the encoder while it runs.
+/// keyframe; a bitrate change retargets the encoder while it runs. A picture of another size than
+/// the encoder's (after an `.outputFormatChange` upstream) starts a new encoder at that size, with
+/// a keyframe; the frames already out stay valid.
 public final class VideoEncoderNode: MediaTransform {
     public let name: String
     public let provider: any VideoEncoderProvider
     public private(set) var settings: VideoEncoderSettings
     private var encoder: (any VideoEncoder)?
+    private var format: VideoFormat?
     private var keyframePending = false
 
     /// Counters, readable after the run.
     public private(set) var keyframes = 0
     public private(set) var bytesOut = 0
     public private(set) var keyframeRequests = 0
+    /// Times the encoder started again at a new picture size.
+    public private(set) var reconfigurations = 0
 
     public init(_ provider: any VideoEncoderProvider, settings: VideoEncoderSettings, name: String? = nil) {
         self.provider = provider
@@ -32,10 +37,20 @@ public final class VideoEncoderNode: MediaTransform {
     }
 
     public func start(input: MediaFormat, output: MediaFormat, context: NodeContext) throws {
-        encoder = try provider.makeEncoder(format: input.video!, settings: settings)
+        format = input.video!
+        encoder = try provider.makeEncoder(format: format!, settings: settings)
     }
 
     public func process(_ frame: VideoFrame, into outbox: inout Outbox<EncodedFrame>) throws {
+        if var format, (frame.width, frame.height) != (format.width, format.height) {
+            // Drain the old encoder, then start anew at the picture's size with a keyframe.
+            try encoder!.flush { emit($0, into: &outbox) }
+            (format.width, format.height) = (frame.width, frame.height)
+            encoder = try provider.makeEncoder(format: format, settings: settings)
+            self.format = format
+            reconfigurations += 1
+            keyframePending = true
+        }
         let force = keyframePending
         keyframePending = false
         try encoder!.encode(frame, forceKeyframe: force) { emit($0, into: &outbox) }
@@ -59,6 +74,9 @@ public final class VideoEncoderNode: MediaTransform {
         case .bitrateChange(let bitsPerSecond):
             try encoder?.setBitrate(bitsPerSecond)
             settings.bitrate = bitsPerSecond
+        case .outputFormatChange(_, _, let rate):
+            if let rate { format?.frameRate = rate }
+            return false  // the scaler and frame-rate node upstream act on it
         }
         return true
     }

@@ -1,5 +1,6 @@
 import MediaCore
 import MediaRTP
+import MediaSRTP
 import Synchronization
 
 /// The receiving end of one RTP stream over UDP (RFC 3550): packets from the socket go into a
@@ -36,6 +37,8 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
         public var localSSRC: UInt32
         public var cname: String
         public var reportInterval: ClockTime
+        /// SRTP (RFC 3711): packets that fail its checks are counted and dropped.
+        public var srtp: SRTPParameters?
 
         public init(local: SocketAddress, multiplexed: Bool = false, rtcpPort: UInt16? = nil,
                     remoteRTCP: SocketAddress? = nil, payloadType: UInt8? = nil, ssrc: UInt32? = nil,
@@ -76,6 +79,8 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
     private var nextReport: ClockTime?
     private var datagram: [UInt8]
     private var counts = RTPReceiveStatistics()
+    private let inbound: SRTPSession?
+    private let outbound: SRTPSession?
     private let published = Mutex(RTPReceiveStatistics())
 
     /// Binds the sockets; packets that arrive before the first `next(until:)` wait in the kernel.
@@ -83,6 +88,7 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
                 pool: BufferPool = BufferPool(name: "rtp-frames")) throws {
         self.configuration = configuration
         self.clock = clock
+        (outbound, inbound) = try configuration.srtp?.sessions() ?? (nil, nil)
         sockets = try RTPSessionSockets(local: configuration.local, multiplexed: configuration.multiplexed,
                                         rtcpPort: configuration.rtcpPort)
         try? sockets.rtp.setReceiveBufferSize(4 << 20)
@@ -132,26 +138,44 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
         if !sockets.isMultiplexed {
             let ready = try sockets.rtp.waitForDatagram(orOn: sockets.rtcp, timeout: timeout)
             if ready.other {
-                while let received = try datagram.withUnsafeMutableBytes({ try sockets.rtcp.receive(into: $0, timeout: .zero) }) {
-                    let now = clock.now
-                    datagram.withUnsafeBytes { handleRTCP(UnsafeRawBufferPointer(rebasing: $0[0..<received.count]), from: received.from, at: now) }
-                }
+                while try receiveDatagram(on: sockets.rtcp, timeout: .zero, isRTCP: { _ in true }) {}
             }
             guard ready.mine else { return }
             wait = .zero
         }
-        while let received = try datagram.withUnsafeMutableBytes({ try sockets.rtp.receive(into: $0, timeout: wait) }) {
+        let multiplexed = sockets.isMultiplexed
+        while try receiveDatagram(on: sockets.rtp, timeout: wait, isRTCP: { multiplexed && RTPSessionSockets.isRTCP($0) }) {
             wait = .zero
-            let now = clock.now
-            datagram.withUnsafeBytes { raw in
-                let bytes = UnsafeRawBufferPointer(rebasing: raw[0..<received.count])
-                if sockets.isMultiplexed && RTPSessionSockets.isRTCP(bytes) {
-                    handleRTCP(bytes, from: received.from, at: now)
-                } else {
-                    handleRTP(bytes, from: received.from, truncated: received.truncated, at: now)
+        }
+    }
+
+    /// Reads one datagram from `socket` (false when none came within `timeout`), checks and
+    /// decrypts it when SRTP is on, and hands it on as RTP or RTCP.
+    private func receiveDatagram(on socket: UDPSocket, timeout: ClockTime?,
+                                 isRTCP: (UnsafeRawBufferPointer) -> Bool) throws -> Bool {
+        guard let received = try datagram.withUnsafeMutableBytes({ try socket.receive(into: $0, timeout: timeout) }) else {
+            return false
+        }
+        let now = clock.now
+        datagram.withUnsafeMutableBytes { raw in
+            let rtcp = isRTCP(UnsafeRawBufferPointer(rebasing: raw[0..<received.count]))
+            var length = received.count
+            if let inbound {
+                do {
+                    length = try rtcp ? inbound.unprotectRTCP(raw, length: length) : inbound.unprotect(raw, length: length)
+                } catch {
+                    counts.unprotectFailures += 1
+                    return
                 }
             }
+            let bytes = UnsafeRawBufferPointer(rebasing: raw[0..<length])
+            if rtcp {
+                handleRTCP(bytes, from: received.from, at: now)
+            } else {
+                handleRTP(bytes, from: received.from, truncated: received.truncated, at: now)
+            }
         }
+        return true
     }
 
     private func handleRTP(_ bytes: UnsafeRawBufferPointer, from source: SocketAddress, truncated: Bool, at now: ClockTime) {
@@ -226,12 +250,9 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
         guard let destination = feedbackDestination else { return }
         nextReport = now + configuration.reportInterval
         let report = ReceiverReport(ssrc: configuration.localSSRC, reportBlocks: jitterBuffer.receptionReport(at: now).map { [$0] } ?? [])
-        let compound = RTCPCompoundPacket([.receiverReport(report),
-                                           .sourceDescription(SourceDescription(source: configuration.localSSRC, cname: configuration.cname))]
-                                          + extra)
-        var bytes = [UInt8](repeating: 0, count: compound.marshalSize)
-        let count = try bytes.withUnsafeMutableBytes { try compound.write(into: $0) }
-        try bytes.withUnsafeBytes { try sockets.rtcp.send(UnsafeRawBufferPointer(rebasing: $0[0..<count]), to: destination) }
+        try sockets.sendRTCP([.receiverReport(report),
+                              .sourceDescription(SourceDescription(source: configuration.localSSRC, cname: configuration.cname))]
+                             + extra, to: destination, protection: outbound)
         counts.receiverReports += 1
     }
 
@@ -239,6 +260,7 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
         var snapshot = counts
         snapshot.ssrc = stream?.ssrc
         snapshot.jitterBuffer = jitterBuffer.statistics
+        snapshot.srtp = inbound?.statistics
         published.withLock { $0 = snapshot }
     }
 }
@@ -256,12 +278,16 @@ public struct RTPReceiveStatistics: Sendable {
     public var foreignPackets = 0
     public var rtcpPacketsReceived = 0
     public var malformedRTCP = 0
+    /// SRTP or SRTCP packets that failed authentication or replay checks (dropped).
+    public var unprotectFailures = 0
     public var senderReports = 0
     public var receiverReports = 0
     public var nacksSent = 0
     public var keyframeRequestsSent = 0
     /// What the jitter buffer did: received, lost, recovered, late, duplicates, jitter, delay.
     public var jitterBuffer: JitterBufferStatistics?
+    /// What SRTP checked, when it is on: packets unprotected, authentication failures, replays.
+    public var srtp: SRTPStatistics?
 
     public init() {}
 }

@@ -1,6 +1,7 @@
 import Glibc
 import MediaCore
 import MediaRTP
+import MediaSRTP
 import Synchronization
 
 /// The sending end of one RTP stream over UDP (RFC 3550): frames go out as packets from an
@@ -37,6 +38,9 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
         /// How long `close()` keeps answering NACKs before its BYE, so that the last frames can be
         /// repaired too.
         public var linger: ClockTime = .milliseconds(300)
+        /// SRTP (RFC 3711): what goes out is protected with this key, and the RTCP that comes back
+        /// is checked with it (an SDES key covers the stream both ways, RFC 4568 §6.1).
+        public var srtp: SRTPParameters?
 
         public init(remote: SocketAddress, remoteRTCP: SocketAddress? = nil, local: SocketAddress? = nil,
                     multiplexed: Bool = false, sender: RTPSender<Packetizer>.Configuration, cname: String = "sluice",
@@ -63,6 +67,9 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
     /// Lock order: `outgoing`, then `impairment`, then `heard`.
     private let impairment: Mutex<NetworkImpairment<[UInt8]>?>
     private let heard = Mutex(RTPSendStatistics())
+    /// SRTP: the outgoing side is used under `outgoing`'s lock, the incoming one on the RTCP thread.
+    private let outbound: SRTPSession?
+    private let inbound: SRTPSession?
     private let stopping = Atomic<Bool>(false)
     private var rtcpThread: WorkerThread?
     private var closed = false
@@ -70,6 +77,8 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
     /// The sender and what only the sending side counts.
     private struct Outgoing: @unchecked Sendable {
         var sender: RTPSender<Packetizer>
+        /// Where a packet is copied to be protected (the history keeps the plain one), allocated once.
+        var protectBuffer: UnsafeMutableRawBufferPointer?
         var framesSent = 0
         var senderReports = 0
         var nextReport: ClockTime?
@@ -79,12 +88,20 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
     public init(packetizer: Packetizer, configuration: Configuration, clock: any MediaClock = SystemClock()) throws {
         self.configuration = configuration
         self.clock = clock
+        (outbound, inbound) = try configuration.srtp?.sessions() ?? (nil, nil)
         sockets = try RTPSessionSockets(local: configuration.local, multiplexed: configuration.multiplexed)
-        outgoing = Mutex(Outgoing(sender: RTPSender(packetizer: packetizer, configuration: configuration.sender)))
+        let sender = RTPSender(packetizer: packetizer, configuration: configuration.sender)
+        let protectBuffer = outbound.map {
+            UnsafeMutableRawBufferPointer.allocate(byteCount: sender.maxPacketSize + $0.rtpOverhead, alignment: 16)
+        }
+        outgoing = Mutex(Outgoing(sender: sender, protectBuffer: protectBuffer))
         impairment = Mutex(configuration.impairment.map { NetworkImpairment(profile: $0) })
     }
 
-    deinit { close() }
+    deinit {
+        close()
+        outgoing.withLock { $0.protectBuffer?.deallocate() }
+    }
 
     /// Starts reading RTCP. Frames can be sent before, but feedback is answered only after.
     public func start() {
@@ -96,7 +113,8 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
     public func send(_ frame: EncodedFrame) throws {
         let now = clock.now
         try outgoing.withLock { outgoing in
-            try outgoing.sender.send(frame, at: now) { try transmit($0, at: now) }
+            let protectBuffer = outgoing.protectBuffer
+            try outgoing.sender.send(frame, at: now) { try transmit($0, at: now, protectingIn: protectBuffer) }
             outgoing.framesSent += 1
             try sendReportIfDue(at: now, outgoing: &outgoing)
         }
@@ -113,6 +131,7 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
             statistics.retransmissions = outgoing.sender.statistics.retransmissions
             statistics.retransmissionsMissed = outgoing.sender.statistics.retransmissionsMissed
             statistics.impairment = impairment.withLock { $0?.statistics }
+            statistics.srtp = outbound?.statistics
             return statistics
         }
     }
@@ -142,7 +161,14 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
 
     // MARK: Sending
 
-    private func transmit(_ packet: UnsafeRawBufferPointer, at now: ClockTime) throws {
+    /// Sends `packet`, as SRTP (copied into `protectBuffer` and protected there) when configured.
+    private func transmit(_ packet: UnsafeRawBufferPointer, at now: ClockTime, protectingIn protectBuffer: UnsafeMutableRawBufferPointer?) throws {
+        var packet = packet
+        if let outbound, let protectBuffer {
+            protectBuffer.copyMemory(from: packet)
+            let length = try outbound.protect(protectBuffer, length: packet.count)
+            packet = UnsafeRawBufferPointer(rebasing: protectBuffer[0..<length])
+        }
         guard configuration.impairment != nil else {
             try sockets.rtp.send(packet, to: configuration.remote)
             return
@@ -170,10 +196,7 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
     }
 
     private func sendRTCP(_ packets: [RTCPPacket]) throws {
-        let compound = RTCPCompoundPacket(packets)
-        var bytes = [UInt8](repeating: 0, count: compound.marshalSize)
-        let count = try bytes.withUnsafeMutableBytes { try compound.write(into: $0) }
-        try bytes.withUnsafeBytes { try sockets.rtcp.send(UnsafeRawBufferPointer(rebasing: $0[0..<count]), to: configuration.rtcpDestination) }
+        try sockets.sendRTCP(packets, to: configuration.rtcpDestination, protection: outbound)
     }
 
     // MARK: Feedback
@@ -183,15 +206,31 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
     private func readRTCP() {
         var buffer = [UInt8](repeating: 0, count: 2048)
         while !stopping.load(ordering: .relaxed) {
-            let received = buffer.withUnsafeMutableBytes { try? sockets.rtcp.receive(into: $0, timeout: .milliseconds(2)) }
+            // Wake for the next impaired packet due, else at least every 20 ms to notice `close()`.
+            var wait = ClockTime.milliseconds(20)
+            if let due = impairment.withLock({ $0?.nextDelivery }) { wait = max(.zero, min(wait, due - clock.now)) }
+            let received = buffer.withUnsafeMutableBytes { try? sockets.rtcp.receive(into: $0, timeout: wait) }
             let now = clock.now
             if let received = received ?? nil {
-                buffer.withUnsafeBytes { handleRTCP(UnsafeRawBufferPointer(rebasing: $0[0..<received.count]), at: now) }
+                buffer.withUnsafeMutableBytes { raw in
+                    guard let length = unprotect(raw, length: received.count) else { return }
+                    handleRTCP(UnsafeRawBufferPointer(rebasing: raw[0..<length]), at: now)
+                }
             }
             try? flushImpairment(until: now)
             outgoing.withLock { outgoing in
                 if outgoing.sender.statistics.packetCount > 0 { try? sendReportIfDue(at: now, outgoing: &outgoing) }
             }
+        }
+    }
+
+    /// The length of the RTCP packet in `buffer` once SRTCP is checked and decrypted (when
+    /// configured); nil, counted, when it fails (a tampered, replayed or foreign packet).
+    private func unprotect(_ buffer: UnsafeMutableRawBufferPointer, length: Int) -> Int? {
+        guard let inbound else { return length }
+        do { return try inbound.unprotectRTCP(buffer, length: length) } catch {
+            heard.withLock { $0.unprotectFailures += 1 }
+            return nil
         }
     }
 
@@ -207,7 +246,8 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
             case .genericNACK(let nack) where nack.mediaSSRC == ssrc:
                 heard.withLock { $0.nacksReceived += 1 }
                 outgoing.withLock { outgoing in
-                    try? outgoing.sender.retransmit(nack) { try transmit($0, at: now) }
+                    let protectBuffer = outgoing.protectBuffer
+                    try? outgoing.sender.retransmit(nack) { try transmit($0, at: now, protectingIn: protectBuffer) }
                 }
             case .pictureLossIndication(let pli) where pli.mediaSSRC == ssrc:
                 keyframeRequested = true
@@ -262,9 +302,13 @@ public struct RTPSendStatistics: Sendable, Hashable {
     /// Seconds, from the last receiver report that had an LSR.
     public var roundTripTime: Double?
     public var malformedRTCP = 0
+    /// SRTCP packets that failed authentication or replay checks (dropped).
+    public var unprotectFailures = 0
     public var goodbyeReceived = false
     /// What the impairment did, when one is configured.
     public var impairment: ImpairmentStatistics?
+    /// Packets protected, when SRTP is on.
+    public var srtp: SRTPStatistics?
 
     public init() {}
 }

@@ -1,4 +1,6 @@
 import MediaCore
+import MediaRTP
+import MediaSRTP
 
 /// The sockets of one RTP session: RTP and RTCP on one port (RFC 5761), or RTCP on a port of its
 /// own, by default the RTP port + 1 (RFC 3550 §11).
@@ -25,6 +27,19 @@ public final class RTPSessionSockets: @unchecked Sendable {
     public func close() {
         rtp.close()
         if !isMultiplexed { rtcp.close() }
+    }
+
+    /// Sends `packets` as one compound RTCP packet (RFC 3550 §6.1) from the RTCP socket, as SRTCP
+    /// when `protection` is given (RFC 3711 §3.4). RTCP is a few packets a second: the datagram is
+    /// built in a fresh array.
+    public func sendRTCP(_ packets: [RTCPPacket], to destination: SocketAddress, protection: SRTPSession? = nil) throws {
+        let compound = RTCPCompoundPacket(packets)
+        var bytes = [UInt8](repeating: 0, count: compound.marshalSize + (protection?.rtcpOverhead ?? 0))
+        let count = try bytes.withUnsafeMutableBytes { buffer in
+            let length = try compound.write(into: buffer)
+            return try protection?.protectRTCP(buffer, length: length) ?? length
+        }
+        try bytes.withUnsafeBytes { try rtcp.send(UnsafeRawBufferPointer(rebasing: $0[0..<count]), to: destination) }
     }
 
     /// Whether a datagram on a multiplexed port is RTCP (RFC 5761 §4): its second byte, less the

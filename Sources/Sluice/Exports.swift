@@ -8,7 +8,9 @@
 @_exported import MediaConvert
 @_exported import MediaCore
 @_exported import MediaFiles
+@_exported import MediaNegotiation
 @_exported import MediaNodes
 @_exported import MediaRTP
 @_exported import MediaSDP
+@_exported import MediaSRTP
 @_exported import MediaTransport

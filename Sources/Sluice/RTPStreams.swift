@@ -21,6 +21,9 @@ public struct RTPDestination: Sendable {
     public var h264PacketizationMode: H264Packetizer.PacketizationMode = .nonInterleaved
     public var ssrc: UInt32 = .random(in: 1...UInt32.max)
     public var impairment: ImpairmentProfile?
+    /// SRTP (RFC 3711), keyed as an SDP `a=crypto` line says (`SessionDescription(describing:)`
+    /// writes it).
+    public var srtp: SRTPParameters?
 
     public init(address: SocketAddress) { self.address = address }
 
@@ -60,9 +63,10 @@ public final class RTPSenderHandle: @unchecked Sendable {
     init<Packetizer: RTPPacketizer>(_ packetizer: Packetizer, destination: RTPDestination) throws {
         let payloadType = destination.payloadType(for: Packetizer.codec)
         let rtx = destination.rtxPayloadType.map { (payloadType: $0, ssrc: destination.rtxSSRC) }
-        let configuration = try RTPSendSession<Packetizer>.Configuration(
+        var configuration = try RTPSendSession<Packetizer>.Configuration(
             remote: destination.address, multiplexed: destination.multiplexed,
             sender: .init(payloadType: payloadType, ssrc: destination.ssrc, rtx: rtx), impairment: destination.impairment)
+        configuration.srtp = destination.srtp
         let session = try RTPSendSession(packetizer: packetizer, configuration: configuration)
         let node = RTPSenderNode(session: session)
         name = node.name
@@ -94,6 +98,8 @@ public struct RTPStreamDescription: Sendable {
     public var rtx: (payloadType: UInt8, ssrc: UInt32)?
     /// Audio channels (Opus: 2 when the SDP says opus/48000/2).
     public var channels = 2
+    /// SRTP, when the description gives a key (`a=crypto`).
+    public var srtp: SRTPParameters?
     /// Nominal frame rate of video (SDP a=framerate), for the output file's timing.
     public var frameRate = Rational(30, 1)
 
@@ -161,8 +167,13 @@ public final class RTPReceivePipeline: @unchecked Sendable {
         jitter.rtx = stream.rtx
         let session = try RTPReceiveSession(
             depacketizer: depacketizer,
-            configuration: .init(local: stream.local, multiplexed: stream.multiplexed, rtcpPort: stream.rtcpPort,
-                                 payloadType: stream.payloadType, jitterBuffer: jitter))
+            configuration: {
+                var configuration = RTPReceiveSession<Depacketizer>.Configuration(
+                    local: stream.local, multiplexed: stream.multiplexed, rtcpPort: stream.rtcpPort,
+                    payloadType: stream.payloadType, jitterBuffer: jitter)
+                configuration.srtp = stream.srtp
+                return configuration
+            }())
         let receiver = RTPReceiverNode(session: session, limits: options.limits, frameRate: stream.frameRate, channels: stream.channels)
         statistics = { session.statistics }
         endReason = { receiver.endReason?.rawValue }

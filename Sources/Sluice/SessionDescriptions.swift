@@ -14,8 +14,9 @@ extension SessionDescription {
         let address = sender.destination.address
         let addressType = address.isIPv6 ? "IP6" : "IP4"
         let payloadType = sender.payloadType
+        let srtp = sender.destination.srtp
         var media = MediaDescription(type: sender.codec == .opus ? "audio" : "video", port: Int(address.port),
-                                     proto: "RTP/AVP", formats: [String(payloadType)])
+                                     proto: srtp == nil ? "RTP/AVP" : "RTP/SAVP", formats: [String(payloadType)])
         switch sender.codec {
         case .opus:
             // RFC 7587 §7: always two channels in the rtpmap; sprop-stereo says what is sent.
@@ -37,6 +38,10 @@ extension SessionDescription {
             media.append(SDPRTCPFeedback(payloadType: payloadType, type: "nack"))
         }
         if sender.destination.multiplexed { media.appendAttribute("rtcp-mux") }
+        if let srtp {
+            // RFC 4568 §9.1: the key this side sends with, inline.
+            media.append(SDPCrypto(tag: 1, suite: srtp.profile.sdesName, keys: [srtp.key.sdesKey]))
+        }
         var sources = [sender.ssrc]
         if let rtx = sender.rtx {
             media.formats.append(String(rtx.payloadType))
@@ -57,7 +62,8 @@ extension RTPStreamDescription {
     /// The stream of `media` (a section of `session`) that Sluice can receive: its first payload type
     /// with a payload format Sluice has (VP8, H.264, Opus), listened for at the section's port on the
     /// connection address when it is local, else on every address; RTCP as `a=rtcp-mux`/`a=rtcp`
-    /// say, RTX as `a=fmtp:N apt=` and `a=ssrc-group:FID` say (RFC 4588 §8, RFC 5576 §4.2).
+    /// say, RTX as `a=fmtp:N apt=` and `a=ssrc-group:FID` say (RFC 4588 §8, RFC 5576 §4.2), SRTP
+    /// with the first `a=crypto` key whose suite Sluice has (RFC 4568 §6).
     public init(media: MediaDescription, in session: SessionDescription) throws {
         var chosen: (payloadType: UInt8, codec: CodecName, map: SDPRTPMap)?
         for payloadType in media.payloadTypes {
@@ -82,6 +88,15 @@ extension RTPStreamDescription {
             channels = stereo == "0" ? 1 : 2
         }
         if let rate = try media.frameRate(), rate > 0, let rational = Rational(parsing: String(rate)) { frameRate = rational }
+        // An a=crypto line keys SRTP even under RTP/AVP, as ffmpeg writes it with -srtp_out_params.
+        if media.proto.contains("SAVP") || media.hasAttribute("crypto") {
+            let offered = try media.values(SDPCrypto.self)
+            guard let crypto = offered.first(where: { SRTPProfile(sdesName: $0.suite) != nil }),
+                  let profile = SRTPProfile(sdesName: crypto.suite), let key = crypto.keys.first else {
+                throw SessionDescriptionError.noUsableKey(suites: offered.map(\.suite))
+            }
+            srtp = SRTPParameters(profile: profile, key: try SRTPKeyMaterial(key, profile: profile))
+        }
         for payloadType in media.payloadTypes where try media.rtpMap(for: payloadType)?.encodingName.lowercased() == "rtx" {
             guard try media.formatParameters(for: payloadType)["apt"] == String(chosen.payloadType) else { continue }
             let pairing = try media.sourceGroups().first { $0.semantics == "FID" && $0.ssrcs.count == 2 }
@@ -103,6 +118,7 @@ public enum SessionDescriptionError: Error, Equatable, CustomStringConvertible {
     case noReceivableFormat(media: String, formats: [String])
     case noPort(media: String)
     case noMedia(kind: String)
+    case noUsableKey(suites: [String])
 
     public var description: String {
         switch self {
@@ -110,6 +126,9 @@ public enum SessionDescriptionError: Error, Equatable, CustomStringConvertible {
             return "the \(media) section offers payload types \(formats.joined(separator: " ")), none of them VP8, H264 or OPUS"
         case .noPort(let media): return "the \(media) section has no port to receive on"
         case .noMedia(let kind): return "the session description has no \(kind) section"
+        case .noUsableKey(let suites):
+            let known = SRTPProfile.allCases.map(\.sdesName).joined(separator: ", ")
+            return "an SRTP section without a key Sluice can use (a=crypto suites: \(suites.isEmpty ? "none" : suites.joined(separator: ", ")); known: \(known))"
         }
     }
 }

@@ -52,6 +52,9 @@ public struct TranscodeOptions: Sendable {
     /// How the input is read: as fast as the pipeline goes (transcoding), or at the pace of its
     /// timestamps, like a camera or microphone (sending).
     public var pacing: Pacing = .asFastAsPossible
+    /// Video: always put a scaler and a frame-rate node before the encoder, so that
+    /// `adaptOutputFormat` can change the size and rate while running.
+    public var adaptable = false
 
     public init() {}
 
@@ -93,6 +96,9 @@ public final class Transcoder: @unchecked Sendable {
     private var lastNode: (any MediaNode)?
     private var outputBytes: () -> Int = { 0 }
     private var mediaSeconds: (() -> Double)?
+    /// The raw pictures' format as read (size and rate), and the video encoder, when there is one.
+    private var pictureFormat: VideoFormat?
+    private var videoEncoder: VideoEncoderNode?
     /// The RTP sender, when the output is an RTP destination.
     public private(set) var rtpSender: RTPSenderHandle?
 
@@ -201,6 +207,7 @@ public final class Transcoder: @unchecked Sendable {
             var info = stat()
             if stat(input, &info) == 0 { expectedFrames = min(Int(info.st_size) / frameBytes, options.maxFrames ?? .max) }
             (firstNode, lastNode) = (source, source)
+            pictureFormat = format
             return graph.add(source)
         }
         let compressed = try compressedVideoInput(container)
@@ -219,11 +226,13 @@ public final class Transcoder: @unchecked Sendable {
                 expectedFrames = min(source.reader.header.frameCount, options.maxFrames ?? .max)
             }
             (firstNode, lastNode) = (source, source)
+            pictureFormat = source.format
             return (graph.add(source), source.reader.header.codec)
         case .h264:
             let source = try AnnexBFileSource(path: input, frameRate: options.inputFrameRate, maxFrames: options.maxFrames,
                                               pacing: options.pacing)
             (firstNode, lastNode) = (source, source)
+            pictureFormat = source.format
             return (graph.add(source), .h264)
         case .y4m, .wav, .opus:
             preconditionFailure("\(container) is not a compressed video container")
@@ -244,8 +253,11 @@ public final class Transcoder: @unchecked Sendable {
     private func attachVideoOutput(_ target: OutputTarget, codec: CodecName?, from input: Port<VideoFrame>,
                                    registry: CodecRegistry) throws {
         var pictures = input
-        if let rate = options.frameRate { pictures = convert(pictures, through: try FrameRateNode(rate: rate)) }
-        if let size = options.size {
+        let adapt = options.adaptable && codec != nil ? pictureFormat : nil
+        if let rate = options.frameRate ?? adapt?.frameRate {
+            pictures = convert(pictures, through: try FrameRateNode(rate: rate))
+        }
+        if let size = options.size ?? adapt.map({ ($0.width, $0.height) }) {
             pictures = convert(pictures, through: try VideoScalerNode(width: size.width, height: size.height))
         }
         guard let codec else {
@@ -258,6 +270,7 @@ public final class Transcoder: @unchecked Sendable {
                                             keyframeInterval: options.keyframeInterval, threads: options.threads)
         let encoder = VideoEncoderNode(try registry.videoEncoder(for: codec, named: options.encoderName), settings: settings)
         try attachEncoded(graph.add(encoder, input: pictures), codec: codec, target: target, preSkip: { 0 })
+        videoEncoder = encoder
         encoderKeyframes = { encoder.keyframes }
         lastNode = encoder
     }
@@ -356,6 +369,17 @@ public final class Transcoder: @unchecked Sendable {
             }
         }
         return nil
+    }
+
+    /// Changes the size and rate of the pictures encoded, while running (WebRTC's
+    /// `adaptOutputFormat`): the encoder starts again at the new size with a keyframe. Needs
+    /// `options.adaptable` (or `size` and `frameRate`), so that the scaler and frame-rate nodes are
+    /// there; false when they are not. Safe from any thread.
+    @discardableResult
+    public func adaptOutputFormat(width: Int? = nil, height: Int? = nil, frameRate: Rational? = nil) -> Bool {
+        guard let videoEncoder, options.adaptable || (options.size != nil && options.frameRate != nil) else { return false }
+        graph.post(.outputFormatChange(width: width, height: height, frameRate: frameRate), to: videoEncoder)
+        return true
     }
 
     /// Frames written so far; safe to read from another thread while running.

@@ -1,20 +1,23 @@
 import ArgumentParser
 import Foundation
+import Glibc
 import Sluice
 
 struct Receive: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Receive an RTP stream that a session description (SDP) describes, into a file.",
         discussion: """
-            The SDP may be one that 'sluice send --sdp' or 'ffmpeg ... -sdp_file' wrote. Its first
-            section of the output's kind (video for .y4m/.ivf/.h264, audio for .wav/.opus) is received
-            on the port it names. .ivf, .h264 and .opus get the stream as it came; .y4m and .wav get it
-            decoded. Packets are put in order in a jitter buffer, missing ones are asked for again
-            (NACK) and keyframes requested (PLI) after a loss; no frame whose references are missing
-            is written.
+            The SDP may be one that 'sluice send --sdp' or 'ffmpeg -sdp_file' wrote.
+            Its first section of the output's kind (video for .y4m/.ivf/.h264,
+            audio for .wav/.opus) is received on the port it names. .ivf, .h264
+            and .opus get the stream as it came; .y4m and .wav get it decoded.
+            Packets are put back in order in a jitter buffer, lost ones asked for
+            again (NACK) and keyframes requested (PLI) after a loss: no frame whose
+            references are missing is written. A video stream begins at its first
+            keyframe; lost audio is concealed.
 
-            Receiving stops at the sender's BYE, after --frames, --duration or --timeout seconds
-            without a frame. A video stream begins at its first keyframe.
+            Receiving stops at the sender's BYE, after --frames, --duration, or
+            --timeout seconds without a frame.
 
             Examples:
               sluice receive stream.sdp out.ivf
@@ -61,7 +64,10 @@ struct Receive: ParsableCommand {
     func run() throws {
         let receiver: RTPReceivePipeline
         do {
-            let text = try String(contentsOfFile: sdp, encoding: .utf8)
+            guard let data = FileManager.default.contents(atPath: sdp) else {
+                throw ValidationError("cannot read: \(String(cString: strerror(errno)))")
+            }
+            let text = String(decoding: data, as: UTF8.self)
             let session = try SessionDescription(parsing: text)
             let wantsVideo = try Container(path: output).isVideo
             guard let media = session.media.first(where: { $0.type == (wantsVideo ? "video" : "audio") }) else {
@@ -86,7 +92,8 @@ struct Receive: ParsableCommand {
 
     private func report(_ receiver: RTPReceivePipeline) -> String {
         let statistics = receiver.statistics()
-        var lines = ["received rtp://\(receiver.localAddress) -> \(output) (\(receiver.endReason() ?? "stopped"))"]
+        let scheme = receiver.stream.srtp.map { "srtp (\($0.profile.sdesName))" } ?? "rtp"
+        var lines = ["received \(scheme)://\(receiver.localAddress) -> \(output) (\(receiver.endReason() ?? "stopped"))"]
         lines.append("  stream   \(receiver.stream.codec), SSRC \(statistics.ssrc.map(String.init) ?? "-"), "
                      + "\(receiver.outputFormat.map { "\($0)" } ?? "?")")
         lines.append("  packets  \(statistics.packetsReceived) (\(statistics.bytesReceived) bytes), \(statistics.malformedPackets) malformed, "
@@ -97,6 +104,10 @@ struct Receive: ParsableCommand {
             lines.append("  loss     \(jitter.lost) lost, \(jitter.recovered) recovered of \(jitter.nacked) NACKed, \(jitter.late) late, "
                          + "\(jitter.duplicates) duplicates, \(jitter.discarded) discarded")
             lines.append("  timing   jitter \(formatted(jitter.jitterSeconds * 1000, digits: 1)) ms, delay \(formatted(jitter.targetDelay.seconds * 1000, digits: 1)) ms")
+        }
+        if let srtp = statistics.srtp {
+            lines.append("  srtp     \(srtp.unprotectedPackets) packets checked and decrypted, \(srtp.authenticationFailures) failed "
+                         + "authentication, \(srtp.replayedPackets) replayed (all dropped)")
         }
         lines.append("  rtcp     \(statistics.senderReports) sender reports, \(statistics.receiverReports) receiver reports sent, "
                      + "\(statistics.nacksSent) NACKs, \(statistics.keyframeRequestsSent) keyframe requests")

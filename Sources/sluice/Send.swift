@@ -8,23 +8,25 @@ struct Send: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Send a media file as an RTP stream, paced in real time.",
         discussion: """
-            The input's codec is sent as it is (VP8 or H.264 from .ivf/.h264, Opus from .opus);
-            raw input (.y4m, .wav) is encoded, as VP8 or Opus unless --codec says otherwise, and
-            so is compressed input when --codec, --size, --fps or --bitrate asks for a change.
-            RTCP goes to the next port (or the same one with --rtcp-mux): the sender answers
-            NACKs with retransmissions and keyframe requests (PLI, FIR) with a keyframe when it
-            encodes, and sends sender reports and a BYE at the end.
+            The input's codec is sent as it is (VP8 or H.264 from .ivf/.h264, Opus
+            from .opus); raw input (.y4m, .wav) is encoded, as VP8 or Opus unless
+            --codec says otherwise, and so is compressed input when --codec, --size,
+            --fps or --bitrate asks for a change. RTCP goes to the next port (the
+            same one with --rtcp-mux): NACKs are answered with retransmissions,
+            keyframe requests (PLI, FIR) with a keyframe when encoding; sender
+            reports go out every second and a BYE at the end.
 
-            --sdp writes a session description that receivers can open (--wait gives them
-            time to start before the first packet), e.g.
+            --sdp writes a session description that receivers can open; --wait
+            gives them time to start before the first packet. For example:
               ffmpeg -protocol_whitelist file,udp,rtp -i stream.sdp out.y4m
               sluice receive stream.sdp out.ivf
 
             Examples:
-              sluice send samples/big-buck-bunny-640x360.ivf --to 127.0.0.1:5004 --sdp stream.sdp --wait 2
-              sluice send clip.y4m --to 127.0.0.1:5004 --codec h264 --bitrate 1M --sdp stream.sdp
-              sluice send speech.wav --to 127.0.0.1:5006 --bitrate 32k --sdp audio.sdp
-              sluice send clip.ivf --to 127.0.0.1:5004 --impair loss=5%,reorder=3% --rtx 97
+              sluice send clip.ivf --to 127.0.0.1:5004 --sdp s.sdp --wait 2
+              sluice send clip.y4m --to 127.0.0.1:5004 --codec h264 --bitrate 1M
+              sluice send speech.wav --to 127.0.0.1:5006 --bitrate 32k
+              sluice send clip.ivf --to 127.0.0.1:5004 --impair loss=5%,reorder=3%
+              sluice send clip.ivf --to 127.0.0.1:5004 --srtp --sdp secure.sdp --wait 2
             """)
 
     @Argument(help: "The file to send (.y4m, .ivf, .h264, .wav, .opus).")
@@ -58,6 +60,21 @@ struct Send: ParsableCommand {
             transform: { try ImpairmentProfile(parsing: $0) })
     var impair: ImpairmentProfile?
 
+    @Flag(help: "Protect the stream with SRTP (RFC 3711); the SDP carries the key (a=crypto, RFC 4568).")
+    var srtp = false
+
+    @Option(name: .customLong("srtp-key"), help: "SRTP master key and salt, base64 (30 bytes for AES_CM_128, 28/44 for AEAD_AES_128/256_GCM). Default: random.")
+    var srtpKey: String?
+
+    @Option(name: .customLong("srtp-suite"), help: "SRTP suite: AES_CM_128_HMAC_SHA1_80 (default), AES_CM_128_HMAC_SHA1_32, AEAD_AES_128_GCM, AEAD_AES_256_GCM.",
+            transform: { text in
+                guard let profile = SRTPProfile(sdesName: text.uppercased()) else {
+                    throw ValidationError("unknown SRTP suite '\(text)': use " + SRTPProfile.allCases.map(\.sdesName).joined(separator: ", "))
+                }
+                return profile
+            })
+    var srtpSuite: SRTPProfile?
+
     @Flag(name: .customLong("as-fast-as-possible"), help: "Send without pacing (measurements only: receivers will drop).")
     var unpaced = false
 
@@ -87,6 +104,12 @@ struct Send: ParsableCommand {
             destination.rtxPayloadType = rtx
             destination.h264PacketizationMode = packetizationMode == 0 ? .singleNALUnit : .nonInterleaved
             destination.impairment = impair
+            if srtp || srtpKey != nil || srtpSuite != nil {
+                let profile = srtpSuite ?? .aes128CmHmacSha1_80
+                destination.srtp = try srtpKey.map {
+                    SRTPParameters(profile: profile, key: try SRTPKeyMaterial(sdesInline: "inline:" + $0, profile: profile))
+                } ?? .random(profile)
+            }
             sender = try Transcoder(input: input, sendingTo: destination, options: options)
             if let sdp {
                 let description = SessionDescription(describing: sender.rtpSender!, frameRate: sender.inputFormat?.video?.frameRate,
@@ -107,13 +130,17 @@ struct Send: ParsableCommand {
     private func report(_ sender: Transcoder, _ summary: TranscodeSummary) -> String {
         let rtp = sender.rtpSender!
         let statistics = rtp.statistics()
-        var lines = ["sent \(input) -> rtp://\(rtp.destination.address) (\(rtp.codec), payload type \(rtp.payloadType), SSRC \(rtp.ssrc))"]
+        let scheme = rtp.destination.srtp.map { "srtp (\($0.profile.sdesName))" } ?? "rtp"
+        var lines = ["sent \(input) -> \(scheme)://\(rtp.destination.address) (\(rtp.codec), payload type \(rtp.payloadType), SSRC \(rtp.ssrc))"]
         lines.append("  input    \(sender.inputFormat.map { "\($0)" } ?? "?")")
         lines.append("  frames   \(summary.frames) in \(formatted(summary.elapsed)) s, \(statistics.packetsSent) packets, "
                      + "\(statistics.payloadBytesSent) payload bytes (\(formatted(summary.bitrate / 1000, digits: 1)) kbit/s)")
         lines.append("  rtcp     \(statistics.senderReports) sender reports, \(statistics.receiverReports) receiver reports, "
                      + "\(statistics.nacksReceived) NACKs -> \(statistics.retransmissions) retransmissions "
                      + "(\(statistics.retransmissionsMissed) too old), \(statistics.keyframeRequests) keyframe requests")
+        if statistics.unprotectFailures > 0 {
+            lines.append("  srtp     \(statistics.unprotectFailures) RTCP packets failed SRTCP checks and were dropped")
+        }
         if let lost = statistics.cumulativeLost {
             lines.append("  receiver lost \(lost) packets" + (statistics.roundTripTime.map { ", round trip \(formatted($0 * 1000, digits: 1)) ms" } ?? ""))
         }

@@ -91,4 +91,20 @@ import TestSupport
         #expect(throws: ConversionError.self) { try FrameRateConverter(rate: Rational(0, 1)) }
         #expect(throws: ConversionError.self) { try FrameRateConverter(rate: Rational(-5, 1)) }
     }
+
+    @Test func theRateChangesFromTheNextSlotWhileRunning() throws {
+        // 2 s at 25 fps through 25 fps, then the rate falls to 10: slots 1/25 s apart, then 1/10 s.
+        var converter = try FrameRateConverter(rate: Rational(25, 1))
+        var out: [VideoFrame] = []
+        let input = pictures(count: 50, rate: Rational(25, 1))
+        for picture in input[..<25] { converter.push(picture) { out.append($0) } }
+        try converter.changeRate(to: Rational(10, 1))
+        #expect(throws: ConversionError.invalidRate(Rational(0, 1))) { try converter.changeRate(to: Rational(0, 1)) }
+        for picture in input[25...] { converter.push(picture) { out.append($0) } }
+        converter.finish { out.append($0) }
+        let times = out.map { $0.pts.seconds }
+        #expect(out.count == 24 + 11, "24 slots emitted before the change, then 1.04 s at 10 fps")
+        #expect(zip(times.dropFirst(), times).prefix(23).allSatisfy { abs($0 - $1 - 0.04) < 1e-9 })
+        #expect(zip(times.dropFirst(), times).suffix(10).allSatisfy { abs($0 - $1 - 0.1) < 1e-9 })
+    }
 }

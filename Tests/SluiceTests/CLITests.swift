@@ -1,4 +1,5 @@
 import Foundation
+import Sluice
 import Testing
 import TestSupport
 
@@ -14,6 +15,11 @@ import TestSupport
         (["transcode", "SAMPLE", "out.ivf", "--threads", "0"], "--threads"),
         (["transcode"], "Missing expected argument"),
         (["frobnicate"], "frobnicate"),
+        (["send", "SAMPLE", "--to", "nowhere"], "'nowhere' is not an address"),
+        (["send", "/nonexistent/in.ivf", "--to", "127.0.0.1:5004"], "/nonexistent/in.ivf"),
+        (["receive", "/nonexistent/s.sdp", "out.ivf"], "/nonexistent/s.sdp: cannot read"),
+        (["answer", "/nonexistent/offer.sdp"], "/nonexistent/offer.sdp: cannot read"),
+        (["offer", "--prefer", "vp9"], "cannot prefer 'vp9'"),
     ])
     func badInputEndsWithOneLineAndAFailureStatus(arguments: [String], expected: String) throws {
         let args = arguments.map { $0 == "SAMPLE" ? TestSupport.sampleIVF : $0 }
@@ -44,5 +50,19 @@ import TestSupport
         for fragment in [".y4m", ".ivf", ".wav", "--bitrate", "--keyint", "--frames", "--threads"] {
             #expect(result.stdoutText.contains(fragment), "help lacks \(fragment)")
         }
+    }
+
+    @Test func offerAndAnswerNegotiateFromTheShell() throws {
+        let offer = try TestSupport.runChecked(sluice, ["offer", "--prefer", "h264", "--video-only"])
+        let offered = try SessionDescription(parsing: offer.stdoutText)
+        #expect(offered.media.map(\.type) == ["video"])
+        #expect(try offered.media[0].rtpMap(for: offered.media[0].payloadTypes[0])?.encodingName == "H264", "H.264 first")
+
+        let chrome = TestSupport.repositoryRoot.appendingPathComponent("Tests/MediaSDPTests/Fixtures/chrome-offer.sdp").path
+        let answer = try TestSupport.runChecked(sluice, ["answer", chrome, "--max-size", "640x360", "--max-fps", "15"])
+        let answered = try SessionDescription(parsing: answer.stdoutText)
+        #expect(answered.media.map(\.type) == ["audio", "video", "application"])
+        #expect(answered.media[2].port == 0, "the data channel is rejected")
+        #expect(answer.stderr.contains("send 640x360 at 15 fps"), "\(answer.stderr)")
     }
 }

@@ -196,4 +196,72 @@ import TestSupport
             #expect(try TestSupport.probeVideo(output).frames == 30)
         }
     }
+
+    @Test func receivingStopsAtAFrameLimitAtADurationAndWhenNothingComes() throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            func receive(_ limits: RTPReceiveLimits, name: String) throws -> (RTPReceivePipeline, Int) {
+                var options = ReceiveOptions()
+                options.limits = limits
+                let output = dir.file("\(name).ivf")
+                let receiver = try RTPReceivePipeline(stream: try Self.loopback(.vp8), output: output, options: options)
+                var sendOptions = TranscodeOptions()
+                sendOptions.maxFrames = 40
+                let sender = try Transcoder(input: TestSupport.sampleIVF, sendingTo: Self.destination(of: receiver),
+                                            options: sendOptions)
+                _ = try Self.stream(into: receiver) { _ = try sender.run() }
+                return (receiver, try Self.ivfFrames(output).count)
+            }
+            let (byCount, counted) = try receive(RTPReceiveLimits(frames: 10), name: "frames")
+            #expect(counted == 10 && byCount.endReason() == "frame limit reached")
+            let (byTime, timed) = try receive(RTPReceiveLimits(duration: .milliseconds(600)), name: "duration")
+            // 25 frames a second: about 15 in 0.6 s after the first.
+            #expect((12...18).contains(timed) && byTime.endReason() == "duration reached", "\(timed) frames")
+
+            let quiet = try RTPReceivePipeline(stream: try Self.loopback(.vp8), output: dir.file("silence.ivf"),
+                                               options: { var o = ReceiveOptions(); o.limits.silence = .milliseconds(300); return o }())
+            do {
+                _ = try quiet.run()
+                Issue.record("a receiver that hears nothing ran")
+            } catch GraphError.configurationFailed(let node, let error) {
+                #expect(node == "rtp-receiver")
+                #expect(error as? RTPReceiveError == .noKeyframe(address: "\(quiet.localAddress)", seconds: 0.3, packets: 0))
+            }
+        }
+    }
+
+    @Test func aSizeAndRateChangeWhileSendingShowsUpInTheReceivedFramesFromAKeyframe() throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            let reference = try TranscodeTests.makeReference(in: dir)
+            let output = dir.file("adapted.ivf")
+            let receiver = try RTPReceivePipeline(stream: try Self.loopback(.vp8), output: output)
+            var options = TranscodeOptions()
+            options.codec = .vp8
+            options.bitrate = 600_000
+            options.adaptable = true
+            let sender = try Transcoder(input: reference, sendingTo: Self.destination(of: receiver), options: options)
+            // After two seconds, as a new remote description or the application would ask.
+            DispatchQueue.global().asyncAfter(deadline: .now() + 2) {
+                _ = sender.adaptOutputFormat(width: 160, height: 120, frameRate: Rational(15, 1))
+            }
+            _ = try Self.stream(into: receiver) { _ = try sender.run() }
+
+            let frames = try Self.ivfFrames(output)
+            let decoder = try CodecRegistry.builtIn.videoDecoder(for: .vp8)
+                .makeDecoder(format: VideoFormat(encoding: .compressed(.vp8), width: 320, height: 240, frameRate: Samples.frameRate), threads: 1)
+            var sizes: [(width: Int, height: Int)] = []
+            for frame in frames { try decoder.decode(frame) { sizes.append(($0.width, $0.height)) } }
+            #expect(sizes.count == frames.count, "every frame decodes")
+            let switchIndex = try #require(sizes.firstIndex { $0 == (160, 120) })
+            print("adapted at frame \(switchIndex) of \(frames.count)")
+            #expect(sizes[..<switchIndex].allSatisfy { $0 == (320, 240) } && sizes[switchIndex...].allSatisfy { $0 == (160, 120) })
+            #expect(frames[switchIndex].isKeyframe, "the new size starts with a keyframe")
+            #expect((40...60).contains(switchIndex), "about two seconds at 25 fps before the change")
+            let ticks = frames.map { $0.pts.rescaled(to: Rational(1, 90_000)).value }
+            #expect(ticks[switchIndex - 1] - ticks[switchIndex - 2] == 3600, "1/25 s before")
+            // Then 1/15 s a frame on average: the IVF file keeps the 1/25 s timebase negotiated at the
+            // start, so single steps read as 2/25 or 1/25 s.
+            #expect(ticks[ticks.count - 1] - ticks[ticks.count - 16] == 15 * 6000, "1/15 s after")
+            #expect((95...105).contains(frames.count), "2 s at 25 fps, then about 3.3 s at 15 fps")
+        }
+    }
 }

@@ -1,0 +1,107 @@
+import Glibc
+import MediaCore
+import MediaRTP
+import Synchronization
+import Testing
+
+@testable import MediaTransport
+
+/// An `RTPSendSession` against a plain socket playing the receiver: what it sends, and how it
+/// answers RTCP feedback (RFC 4585, RFC 5104).
+@Suite struct RTPSendSessionTests {
+    static let ssrc: UInt32 = 0x5EED_0001
+
+    /// A receiver socket on RTP and RTCP multiplexed (RFC 5761), and a session sending to it.
+    static func pair(rtx: (payloadType: UInt8, ssrc: UInt32)? = nil) throws -> (UDPSocket, RTPSendSession<VP8Packetizer>) {
+        let receiver = try UDPSocket(bindingTo: SocketAddress(parsing: "127.0.0.1:0"))
+        let configuration = try RTPSendSession<VP8Packetizer>.Configuration(
+            remote: receiver.localAddress, multiplexed: true,
+            sender: .init(payloadType: 96, ssrc: ssrc, initialSequenceNumber: 100, rtx: rtx))
+        return (receiver, try RTPSendSession(packetizer: try VP8Packetizer(maxPayloadSize: 500), configuration: configuration))
+    }
+
+    static func keyframe(size: Int) -> EncodedFrame {
+        var bytes = (0..<size).map { UInt8(truncatingIfNeeded: $0) }
+        bytes[0] &= 0xFE
+        return bytes.withUnsafeBytes {
+            EncodedFrame(codec: .vp8, isKeyframe: true, pts: .init(0, timebase: Rational(1, 30)), copying: $0, pool: nil)
+        }
+    }
+
+    /// Every datagram that arrives within `seconds`, split into RTP packets and RTCP compounds.
+    static func drain(_ socket: UDPSocket, for seconds: Double = 0.3) throws -> (rtp: [[UInt8]], rtcp: [RTCPCompoundPacket]) {
+        var rtp: [[UInt8]] = [], rtcp: [RTCPCompoundPacket] = []
+        var buffer = [UInt8](repeating: 0, count: 2048)
+        let deadline = SystemClock().now + .seconds(seconds)
+        while SystemClock().now < deadline {
+            guard let received = try buffer.withUnsafeMutableBytes({ try socket.receive(into: $0, timeout: .milliseconds(20)) })
+            else { continue }
+            let datagram = Array(buffer[0..<received.count])
+            if datagram.withUnsafeBytes(RTPSessionSockets.isRTCP) {
+                rtcp.append(try RTCPCompoundPacket(parsing: datagram))
+            } else {
+                rtp.append(datagram)
+            }
+        }
+        return (rtp, rtcp)
+    }
+
+    static func send(_ packets: [RTCPPacket], from socket: UDPSocket, to session: RTPSendSession<VP8Packetizer>) throws {
+        let compound = RTCPCompoundPacket(packets)
+        var bytes = [UInt8](repeating: 0, count: compound.marshalSize)
+        _ = try bytes.withUnsafeMutableBytes { try compound.write(into: $0) }
+        try bytes.withUnsafeBytes { try socket.send($0, to: session.sockets.rtp.localAddress) }
+    }
+
+    @Test func framesGoOutWithASenderReportAndFeedbackIsAnswered() throws {
+        let (receiver, session) = try Self.pair()
+        let requests = Atomic<Int>(0)
+        session.onKeyframeRequest = { requests.add(1, ordering: .relaxed) }
+        session.start()
+        try session.send(Self.keyframe(size: 1200))
+        let first = try Self.drain(receiver)
+        #expect(first.rtp.count == 3, "1200 bytes in payloads of at most 500")
+        let sr = first.rtcp.first?.packets.first
+        guard case .senderReport(let report) = sr else { Issue.record("no sender report first: \(String(describing: sr))"); return }
+        #expect(report.ssrc == Self.ssrc && report.packetCount == 3)
+        #expect(first.rtcp.first?.packets.contains { if case .sourceDescription = $0 { true } else { false } } == true,
+                "SDES with the CNAME in the same compound (RFC 3550 §6.1)")
+
+        let me: UInt32 = 77
+        try Self.send([.receiverReport(ReceiverReport(ssrc: me)),
+                       .genericNACK(GenericNACK(senderSSRC: me, mediaSSRC: Self.ssrc, lostSequenceNumbers: [101])),
+                       .pictureLossIndication(PictureLossIndication(senderSSRC: me, mediaSSRC: Self.ssrc)),
+                       .fullIntraRequest(FullIntraRequest(senderSSRC: me, entries: [.init(ssrc: Self.ssrc, sequenceNumber: 1)]))],
+                      from: receiver, to: session)
+        try [UInt8](repeating: 0xFF, count: 9).withUnsafeBytes { try receiver.send($0, to: session.sockets.rtp.localAddress) }
+        let second = try Self.drain(receiver)
+        #expect(second.rtp == [first.rtp[1]], "packet 101 sent again as it was")
+        #expect(requests.load(ordering: .relaxed) == 1, "PLI and FIR of one compound make one keyframe request")
+        let statistics = session.statistics
+        #expect(statistics.nacksReceived == 1 && statistics.retransmissions == 1 && statistics.keyframeRequests == 1)
+        #expect(statistics.malformedRTCP == 1, "a datagram that is not RTCP is counted and dropped")
+
+        session.close()
+        let last = try Self.drain(receiver, for: 0.1)
+        #expect(last.rtcp.last?.packets.contains { if case .goodbye(let bye) = $0 { bye.sources == [Self.ssrc] } else { false } } == true,
+                "BYE at the end (RFC 3550 §6.6)")
+    }
+
+    @Test func retransmissionsGoAsRTXOnTheirOwnSSRC() throws {
+        let (receiver, session) = try Self.pair(rtx: (97, 0xABCD))
+        session.start()
+        try session.send(Self.keyframe(size: 1200))
+        let first = try Self.drain(receiver)
+        try Self.send([.receiverReport(ReceiverReport(ssrc: 5)),
+                       .genericNACK(GenericNACK(senderSSRC: 5, mediaSSRC: Self.ssrc, lostSequenceNumbers: [102]))],
+                      from: receiver, to: session)
+        let resent = try #require(try Self.drain(receiver).rtp.first)
+        let packet = try RTPPacket(parsing: resent)
+        #expect(packet.header.payloadType == 97 && packet.header.ssrc == 0xABCD)
+        // RFC 4588 §4: the original sequence number, then the original payload.
+        let original = try RTPPacket(parsing: first.rtp[2])
+        #expect(Array(resent[packet.payloadRange].prefix(2)) == [0, 102])
+        #expect(Array(resent[packet.payloadRange].dropFirst(2)) == Array(first.rtp[2][original.payloadRange]))
+        session.close()
+    }
+}
