@@ -127,7 +127,7 @@ let package = Package(
         .testTarget(name: "CodecMJPEGTests", dependencies: ["CodecMJPEG", "TestSupport"]),
         .testTarget(name: "MediaRTPTests", dependencies: ["MediaRTP", "MediaFiles", "TestSupport"]),
         .testTarget(name: "MediaTransportTests", dependencies: ["MediaTransport", "MediaRTP"]),
-        .testTarget(name: "MediaSRTPTests", dependencies: ["MediaSRTP", "MediaRTP", "MediaTransport", "TestSupport"]),
+        .testTarget(name: "MediaSRTPTests", dependencies: ["MediaSRTP", "CSRTP", "MediaRTP", "MediaTransport", "TestSupport"]),
         .testTarget(name: "MediaSDPTests", dependencies: ["MediaSDP", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "MediaNegotiationTests", dependencies: ["MediaNegotiation", "MediaSDP", "TestSupport"]),
         .testTarget(name: "SluiceTests", dependencies: ["Sluice", "TestSupport"]),

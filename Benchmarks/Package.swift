@@ -44,5 +44,8 @@ let package = Package(
         benchmark("RTPBenchmarks", dependencies: [
             .product(name: "MediaCore", package: "Sluice"), .product(name: "MediaRTP", package: "Sluice"),
         ]),
+        benchmark("SRTPBenchmarks", dependencies: [
+            .product(name: "MediaSRTP", package: "Sluice"), .product(name: "CSRTP", package: "Sluice"),
+        ]),
     ]
 )

@@ -1,8 +1,13 @@
 import CSRTP
 
 /// libsrtp's process-wide setup (`srtp_init`), run once by the first session: Swift initializes globals
-/// lazily and thread-safely.
-private let libraryStatus: srtp_err_status_t = srtp_init()
+/// lazily and thread-safely. A later `srtp_init` in libsrtp 2.5 returns `srtp_err_status_bad_param`
+/// (its debug modules are registered already), so that status means another user of libsrtp in this
+/// process initialized it first: ready all the same.
+private let libraryReady: srtp_err_status_t = {
+    let status = srtp_init()
+    return status == srtp_err_status_bad_param ? srtp_err_status_ok : status
+}()
 
 /// What an `SRTPSession` has done, RTP and RTCP together. Failures are counted, never fatal.
 public struct SRTPStatistics: Sendable, Hashable {
@@ -44,7 +49,8 @@ public final class SRTPSession {
 
     public let profile: SRTPProfile
     public let direction: Direction
-    /// Packets behind the highest index received that are still accepted (RFC 3711 §3.3.2).
+    /// Packets behind the highest index received that are still accepted (RFC 3711 §3.3.2). SRTP only:
+    /// libsrtp keeps a fixed 128-packet window for SRTCP.
     public let replayWindow: Int
     /// Bytes `protect` adds to an RTP packet: the tag and the MKI, if any.
     public let rtpOverhead: Int
@@ -66,7 +72,7 @@ public final class SRTPSession {
         guard key.saltLength == profile.masterSaltLength else {
             throw .badKey(.wrongLength(part: .salt, expected: profile.masterSaltLength, actual: key.saltLength))
         }
-        guard libraryStatus == srtp_err_status_ok else { throw SRTPError(status: libraryStatus, operation: "srtp_init") }
+        guard libraryReady == srtp_err_status_ok else { throw SRTPError(status: libraryReady, operation: "srtp_init") }
 
         var policy = srtp_policy_t()
         profile.configure(rtp: &policy.rtp, rtcp: &policy.rtcp)

@@ -40,7 +40,7 @@ import Testing
     /// ffmpeg protects a VP8 stream (30 frames of the sample) with AES_CM_128_HMAC_SHA1_80; every packet
     /// unprotects and parses as RTP with PT 96, and so does its SRTCP sender report. Then the other way:
     /// Sluice protects those packets again under a new key, ffmpeg reads them from an SDP with `a=crypto`
-    /// (RFC 4568) and gets the 30 frames; an SRTCP BYE ends its stream.
+    /// (RFC 4568) and gets the 30 frames; an SRTCP RR + BYE ends its stream (ffmpeg ignores a BYE that does not follow a report).
     @Test func ffmpegSRTPBothWays() throws {
         let (rtp, rtcp) = try Self.socketPair()
         defer { rtp.close(); rtcp.close() }
@@ -105,9 +105,10 @@ import Testing
                 try srtp.withUnsafeBytes { try socket.send($0, to: destination) }
                 Thread.sleep(forTimeInterval: 0.002)
             }
-            // RTCP BYE (RFC 3550 §6.6) from the stream's SSRC ends ffmpeg's input.
-            let bye = [0x81, 203, 0x00, 0x01] + packets[0][8..<12]
-            let srtcp = try sender.protectRTCP(Array(bye))
+            // A compound RR + BYE (RFC 3550 §6.1, §6.6) from the stream's SSRC ends ffmpeg's input.
+            let ssrc = Array(packets[0][8..<12])
+            let byeReport = [0x80, 201, 0x00, 0x01] + ssrc + [0x81, 203, 0x00, 0x01] + ssrc
+            let srtcp = try sender.protectRTCP(byeReport)
             try srtcp.withUnsafeBytes { try socket.send($0, to: destination.withPort(port + 1)) }
             let result = try ffmpeg.wait()
             #expect(result.status == 0, "\(result.stderr)")

@@ -1,3 +1,4 @@
+import CSRTP
 import MediaSDP
 import Testing
 
@@ -183,6 +184,14 @@ import Testing
         #expect(throws: SRTPError.self) { try receiver.unprotect([0x80, 0x60, 0x00]) }   // 3 bytes: not SRTP
         #expect(sender.statistics.otherErrors == 2)
         #expect(receiver.statistics.otherErrors == 2)
+    }
+
+    /// Another user of libsrtp in the process may call `srtp_init` before or after Sluice; libsrtp 2.5
+    /// answers a second call with bad_param, which must not stop sessions being made.
+    @Test func sessionsWorkWhenLibsrtpWasInitializedBySomeoneElse() throws {
+        _ = srtp_init()
+        let (sender, receiver) = try sessionPair(.aes128CmHmacSha1_80)
+        #expect(try receiver.unprotect(try sender.protect(rtpPacket(sequenceNumber: 1))) == rtpPacket(sequenceNumber: 1))
     }
 
     @Test func replayWindowMustBeOneLibsrtpTakes() throws {
