@@ -43,6 +43,7 @@ let package = Package(
         benchmark("GraphRuntime", dependencies: [.product(name: "MediaCore", package: "Sluice")]),
         benchmark("RTPBenchmarks", dependencies: [
             .product(name: "MediaCore", package: "Sluice"), .product(name: "MediaRTP", package: "Sluice"),
+            .product(name: "MediaSRTP", package: "Sluice"),
         ]),
         benchmark("SRTPBenchmarks", dependencies: [
             .product(name: "MediaSRTP", package: "Sluice"), .product(name: "CSRTP", package: "Sluice"),

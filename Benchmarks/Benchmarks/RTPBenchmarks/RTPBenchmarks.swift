@@ -1,10 +1,13 @@
 // RTP per packet: H.264 packetization through RTPSender, VP8 depacketization, RTP header parse and
 // serialize, and jitter-buffer insert + release (in order, and with reordering). Each row handles
 // 10,000 packets per run; a 5,000-packet row of each shows that mallocs per run do not grow with the
-// packet count (the target: none per packet once warm, only the per-run setup).
+// packet count (the target: none per packet once warm, only the per-run setup). The SRTP paths: the
+// send path (packetize + protect) and the receive path (unprotect + parse + jitter buffer + release),
+// to set beside SRTPBenchmarks' bare libsrtp2 rows.
 import Benchmark
 import MediaCore
 import MediaRTP
+import MediaSRTP
 
 let fullCount = 10_000
 
@@ -42,6 +45,7 @@ func videoFrame(_ index: Int, codec: CodecName) -> EncodedFrame {
 
 /// Frames enough for 10,000 packets of at most 1200 bytes.
 let h264Frames = (0..<3_000).map { videoFrame($0, codec: .h264) }
+let vp8Frames = (0..<3_000).map { videoFrame($0, codec: .vp8) }
 
 func vp8Sender() -> RTPSender<VP8Packetizer> {
     RTPSender(packetizer: try! VP8Packetizer(maxPayloadSize: 1200),
@@ -151,6 +155,65 @@ func jitterBuffer(packets count: Int, order: [Int]) -> Int {
     return released
 }
 
+let srtpKey = SRTPKeyMaterial.random(for: .aes128CmHmacSha1_80)
+
+/// The send path as `RTPSendSession` runs it: VP8 frames through `RTPSender`, each packet copied into
+/// one buffer and protected there (the history keeps it plain).
+func srtpSendPath(packets count: Int) -> Int {
+    var sender = vp8Sender()
+    let srtp = try! SRTPSession(profile: .aes128CmHmacSha1_80, key: srtpKey, direction: .sender)
+    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 16)
+    defer { buffer.deallocate() }
+    var sent = 0, bytes = 0, index = 0
+    while sent < count {
+        try! sender.send(vp8Frames[index], at: .zero) { packet in
+            buffer.copyMemory(from: packet)
+            bytes &+= try! srtp.protect(buffer, length: packet.count)
+            sent += 1
+        }
+        index += 1
+    }
+    return bytes
+}
+
+/// The VP8 stream's packets as SRTP, for the receive path.
+let protectedVP8: PacketList = {
+    let srtp = try! SRTPSession(profile: .aes128CmHmacSha1_80, key: srtpKey, direction: .sender)
+    var list = PacketList()
+    var buffer = [UInt8](repeating: 0, count: 2048)
+    vp8Stream.packets.bytes.withUnsafeBytes { raw in
+        for range in vp8Stream.packets.ranges {
+            buffer.withUnsafeMutableBytes { out in
+                out.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[range]))
+                let length = try! srtp.protect(out, length: range.count)
+                list.append(UnsafeRawBufferPointer(rebasing: out[0..<length]))
+            }
+        }
+    }
+    return list
+}()
+
+/// The receive path as `RTPReceiveSession` runs it: each datagram copied in as from the socket,
+/// unprotected in place, parsed, put in the jitter buffer, and the frames due released.
+func srtpReceivePath(packets count: Int) -> Int {
+    let srtp = try! SRTPSession(profile: .aes128CmHmacSha1_80, key: srtpKey, direction: .receiver)
+    var buffer = JitterBuffer(depacketizer: VP8Depacketizer(), pool: BufferPool(name: "bench"))
+    let datagram = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 16)
+    defer { datagram.deallocate() }
+    var released = 0
+    protectedVP8.bytes.withUnsafeBytes { raw in
+        for number in 0..<count {
+            datagram.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[protectedVP8.ranges[number]]))
+            let length = try! srtp.unprotect(datagram, length: protectedVP8.ranges[number].count)
+            let bytes = UnsafeRawBufferPointer(rebasing: datagram[0..<length])
+            let arrival = vp8Stream.arrivals[number]
+            _ = buffer.insert(try! RTPPacket(parsing: bytes), in: bytes, arrival: arrival)
+            while let frame = buffer.nextFrame(at: arrival) { released &+= frame.byteCount }
+        }
+    }
+    return released
+}
+
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
         metrics: [.wallClock, .cpuTotal, .mallocCountTotal],
@@ -160,7 +223,8 @@ let benchmarks: @Sendable () -> Void = {
         thresholds: [.mallocCountTotal: .init(absolute: [.p90: 8])])
 
     // Build the inputs before any measurement.
-    blackHole(h264Frames.count + vp8Stream.packets.ranges.count + vp8Payloads.ranges.count + reorderedOrder.count + inOrder.count)
+    blackHole(h264Frames.count + vp8Stream.packets.ranges.count + vp8Payloads.ranges.count + reorderedOrder.count + inOrder.count
+              + protectedVP8.ranges.count + vp8Frames.count)
 
     for count in [fullCount, fullCount / 2] {
         let suffix = count == fullCount ? "10k" : "5k"
@@ -169,5 +233,10 @@ let benchmarks: @Sendable () -> Void = {
         Benchmark("RTPParseSerialize\(suffix)") { _ in blackHole(parseAndSerialize(packets: count)) }
         Benchmark("JitterBufferInOrder\(suffix)") { _ in blackHole(jitterBuffer(packets: count, order: inOrder)) }
         Benchmark("JitterBufferReordered\(suffix)") { _ in blackHole(jitterBuffer(packets: count, order: reorderedOrder)) }
+        // libsrtp2 on NSS allocates inside each protect and unprotect (see SRTPBenchmarks): these budgets
+        // are mostly NSS's, with slack for its variations; Sluice's own per-packet malloc would be 10,000.
+        let srtpBudget = Benchmark.Configuration(thresholds: [.mallocCountTotal: .init(absolute: [.p90: 200])])
+        Benchmark("SRTPSendPath\(suffix)", configuration: srtpBudget) { _ in blackHole(srtpSendPath(packets: count)) }
+        Benchmark("SRTPReceivePath\(suffix)", configuration: srtpBudget) { _ in blackHole(srtpReceivePath(packets: count)) }
     }
 }
