@@ -239,9 +239,15 @@ import TestSupport
             options.bitrate = 600_000
             options.adaptable = true
             let sender = try Transcoder(input: reference, sendingTo: Self.destination(of: receiver), options: options)
-            // After two seconds, as a new remote description or the application would ask.
+            // After two seconds the remote asks for at most 80 macroblocks a picture at 15 fps (a new
+            // description's max-fs/max-fr): negotiation picks the format, the running pipeline takes it.
+            let camera = VideoConstraints(width: .init(ideal: 320, max: 320), height: .init(ideal: 240, max: 240),
+                                          frameRate: .init(ideal: 25, max: 25))
+            let chosen = try chooseVideoFormat(constraints: camera, remote: RemoteVideoLimits(maxFrameSize: 80, maxFrameRate: 15))
+            #expect((chosen.width, chosen.height, chosen.frameRate) == (160, 120, 15))
             DispatchQueue.global().asyncAfter(deadline: .now() + 2) {
-                _ = sender.adaptOutputFormat(width: 160, height: 120, frameRate: Rational(15, 1))
+                _ = sender.adaptOutputFormat(width: chosen.width, height: chosen.height,
+                                             frameRate: Rational(Int(chosen.frameRate), 1))
             }
             _ = try Self.stream(into: receiver) { _ = try sender.run() }
 
