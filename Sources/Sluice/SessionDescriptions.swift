@@ -97,10 +97,9 @@ extension RTPStreamDescription {
             }
             srtp = SRTPParameters(profile: profile, key: try SRTPKeyMaterial(key, profile: profile))
         }
-        for payloadType in media.payloadTypes where try media.rtpMap(for: payloadType)?.encodingName.lowercased() == "rtx" {
-            guard try media.formatParameters(for: payloadType)["apt"] == String(chosen.payloadType) else { continue }
-            let pairing = try media.sourceGroups().first { $0.semantics == "FID" && $0.ssrcs.count == 2 }
-            if let pairing { rtx = (payloadType, pairing.ssrcs[1]) }
+        if let rtxPayloadType = try media.retransmissionPayloadType(for: chosen.payloadType),
+           let pairing = try media.sourceGroups().first(where: { $0.semantics == "FID" && $0.ssrcs.count == 2 }) {
+            rtx = (rtxPayloadType, pairing.ssrcs[1])
         }
     }
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import Glibc
 import Sluice
 
@@ -24,13 +25,7 @@ struct EncodingArguments: ParsableArguments {
     @Option(help: "Stop after this many frames (of the input).")
     var frames: Int?
 
-    @Option(help: "Output picture size, e.g. 640x360 (scaled with libyuv).", transform: { text in
-        let parts = text.lowercased().split(separator: "x")
-        guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), w > 0, h > 0 else {
-            throw ValidationError("bad size '\(text)': use WIDTHxHEIGHT, e.g. 640x360")
-        }
-        return [w, h]
-    })
+    @Option(help: "Output picture size, e.g. 640x360 (scaled with libyuv).", transform: parseSize)
     var size: [Int]?
 
     @Option(help: "Output frame rate, e.g. 15 or 30000/1001 (frames dropped or repeated).", transform: parseFrameRate)
@@ -74,4 +69,21 @@ struct EncodingArguments: ParsableArguments {
         options.channels = channels
         return options
     }
+}
+
+/// "WxH" as [width, height].
+func parseSize(_ text: String) throws -> [Int] {
+    let parts = text.lowercased().split(separator: "x")
+    guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), w > 0, h > 0 else {
+        throw ValidationError("bad size '\(text)': use WIDTHxHEIGHT, e.g. 640x360")
+    }
+    return [w, h]
+}
+
+/// The session description in the file at `path`; the error says why it cannot be read or parsed.
+func readSessionDescription(_ path: String) throws -> SessionDescription {
+    guard let data = FileManager.default.contents(atPath: path) else {
+        throw ValidationError("cannot read: \(String(cString: strerror(errno)))")
+    }
+    return try SessionDescription(parsing: String(decoding: data, as: UTF8.self))
 }

@@ -41,15 +41,6 @@ struct ConstraintArguments: ParsableArguments {
     }
 }
 
-/// "WxH" as [width, height].
-func parseSize(_ text: String) throws -> [Int] {
-    let parts = text.lowercased().split(separator: "x")
-    guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), w > 0, h > 0 else {
-        throw ValidationError("bad size '\(text)': use WIDTHxHEIGHT, e.g. 640x360")
-    }
-    return [w, h]
-}
-
 struct Offer: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print an SDP offer (RFC 3264) of Sluice's codecs.",
@@ -107,10 +98,7 @@ struct Answer: ParsableCommand {
     func run() throws {
         let session: SessionDescription
         do {
-            guard let data = FileManager.default.contents(atPath: offer) else {
-                throw ValidationError("cannot read: \(String(cString: strerror(errno)))")
-            }
-            session = try SessionDescription(parsing: String(decoding: data, as: UTF8.self))
+            session = try readSessionDescription(offer)
         } catch {
             printError("sluice: \(offer): \(error)")
             throw ExitCode.failure

@@ -64,11 +64,7 @@ struct Receive: ParsableCommand {
     func run() throws {
         let receiver: RTPReceivePipeline
         do {
-            guard let data = FileManager.default.contents(atPath: sdp) else {
-                throw ValidationError("cannot read: \(String(cString: strerror(errno)))")
-            }
-            let text = String(decoding: data, as: UTF8.self)
-            let session = try SessionDescription(parsing: text)
+            let session = try readSessionDescription(sdp)
             let wantsVideo = try Container(path: output).isVideo
             guard let media = session.media.first(where: { $0.type == (wantsVideo ? "video" : "audio") }) else {
                 throw SessionDescriptionError.noMedia(kind: wantsVideo ? "video" : "audio")

@@ -270,4 +270,29 @@ import TestSupport
             #expect((95...105).contains(frames.count), "2 s at 25 fps, then about 3.3 s at 15 fps")
         }
     }
+
+    @Test func theSDPOfASentStreamDescribesItForTheReceiver() throws {
+        var destination = RTPDestination(address: try SocketAddress(host: "127.0.0.1", port: 40_000))
+        destination.rtxPayloadType = 97
+        destination.srtp = .random(.aes128CmHmacSha1_32)
+        var options = TranscodeOptions()
+        options.codec = .h264
+        let sender = try Transcoder(input: TestSupport.sampleIVF, sendingTo: destination, options: options)
+        let text = SessionDescription(describing: sender.rtpSender!, frameRate: Rational(25, 1)).serialized()
+        let session = try SessionDescription(parsing: text)
+        let stream = try RTPStreamDescription(media: session.media[0], in: session)
+        #expect(session.media[0].proto == "RTP/SAVP" && stream.local.port == 40_000)
+        #expect(stream.codec == .h264 && stream.payloadType == 96 && stream.frameRate == Rational(25, 1))
+        #expect(stream.rtx?.payloadType == 97 && stream.rtx?.ssrc == destination.rtxSSRC, "RTX by apt and ssrc-group FID")
+        #expect(stream.srtp?.profile == .aes128CmHmacSha1_32)
+        #expect(stream.srtp?.key.masterKey == destination.srtp?.key.masterKey, "the key goes through a=crypto")
+        #expect(try session.media[0].formatParameters(for: 96)["packetization-mode"] == "1")
+
+        // A key suite Sluice does not have is named, not ignored.
+        let foreign = text.replacingOccurrences(of: "AES_CM_128_HMAC_SHA1_32", with: "F8_128_HMAC_SHA1_80")
+        let parsed = try SessionDescription(parsing: foreign)
+        #expect(throws: SessionDescriptionError.noUsableKey(suites: ["F8_128_HMAC_SHA1_80"])) {
+            try RTPStreamDescription(media: parsed.media[0], in: parsed)
+        }
+    }
 }
