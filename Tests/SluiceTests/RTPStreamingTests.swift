@@ -47,6 +47,13 @@ import TestSupport
             var sendOptions = TranscodeOptions()
             sendOptions.maxFrames = 40
             let sender = try Transcoder(input: TestSupport.sampleIVF, sendingTo: Self.destination(of: receiver), options: sendOptions)
+            // Junk first, counted and dropped, nothing else disturbed: on a multiplexed port (RFC 5761 §4) a
+            // 1-byte and an all-zero datagram are bad RTP, one whose second byte is 0x40 bad RTCP.
+            let junk = try UDPSocket(bindingTo: SocketAddress(host: "127.0.0.1", port: 0))
+            for datagram: [UInt8] in [[0x80], Array(repeating: 0x00, count: 40), Array(repeating: 0x40, count: 40)] {
+                try datagram.withUnsafeBytes { try junk.send($0, to: receiver.localAddress) }
+            }
+            junk.close()
             let report = try Self.stream(into: receiver) { _ = try sender.run() }
             #expect(receiver.endReason() == RTPReceiverNode<VP8Depacketizer>.EndReason.goodbye.rawValue)
             #expect(report.nodes.last!.itemsIn == 40)
@@ -57,7 +64,8 @@ import TestSupport
                 #expect(Array(a.bytes) == Array(b.bytes), "frame \(index) arrives byte for byte")
             }
             let statistics = receiver.statistics()
-            #expect(statistics.jitterBuffer?.framesReleased == 40 && statistics.malformedPackets == 0)
+            #expect(statistics.jitterBuffer?.framesReleased == 40 && statistics.malformedPackets == 2)
+            #expect(statistics.malformedRTCP == 1)
             #expect(statistics.senderReports >= 1, "the sender's reports arrive on the multiplexed port")
             let sentStatistics = sender.rtpSender!.statistics()
             #expect(sentStatistics.packetsSent == statistics.packetsReceived)
