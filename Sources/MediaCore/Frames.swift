@@ -2,6 +2,13 @@
 public protocol MediaPayload: Sendable {
     /// Presentation time of the first sample or the picture.
     var pts: MediaTime { get }
+    /// Moves the item in time by `offset` (every timestamp it carries), keeping its timebases.
+    mutating func shift(by offset: MediaTime)
+}
+
+extension MediaTime {
+    /// This instant moved by `offset`, in this instant's timebase.
+    public func shifted(by offset: MediaTime) -> MediaTime { (self + offset).rescaled(to: timebase) }
 }
 
 /// Where one plane of a picture lies in its buffer.
@@ -127,6 +134,8 @@ public struct VideoFrame: MediaPayload {
         self.duration = duration
     }
 
+    public mutating func shift(by offset: MediaTime) { pts = pts.shifted(by: offset) }
+
     /// The bytes of plane `index`, `layout[index].stride` bytes a row.
     public func plane(_ index: Int) -> UnsafeMutableRawBufferPointer {
         let p = layout[index]
@@ -166,6 +175,8 @@ public struct AudioFrame: MediaPayload {
         UnsafeMutableRawBufferPointer(rebasing: buffer.storage[0..<byteCount])
     }
     public var duration: MediaTime { MediaTime(Int64(sampleCount), timebase: Rational(1, sampleRate)) }
+
+    public mutating func shift(by offset: MediaTime) { pts = pts.shifted(by: offset) }
 }
 
 /// One compressed access unit (a whole picture for video, one packet for audio).
@@ -209,4 +220,9 @@ public struct EncodedFrame: MediaPayload {
 
     public var bytes: UnsafeRawBufferPointer { buffer.bytes }
     public var byteCount: Int { buffer.count }
+
+    public mutating func shift(by offset: MediaTime) {
+        pts = pts.shifted(by: offset)
+        dts = dts.shifted(by: offset)
+    }
 }

@@ -52,6 +52,9 @@ public struct TranscodeOptions: Sendable {
     /// How the input is read: as fast as the pipeline goes (transcoding), or at the pace of its
     /// timestamps, like a camera or microphone (sending).
     public var pacing: Pacing = .asFastAsPossible
+    /// Read the input file again from its start each time it ends (a camera or microphone stand-in);
+    /// the run ends at `maxFrames`, or when stopped.
+    public var loop = false
     /// Video: always put a scaler and a frame-rate node before the encoder, so that
     /// `adaptOutputFormat` can change the size and rate while running.
     public var adaptable = false
@@ -146,9 +149,8 @@ public final class Transcoder: @unchecked Sendable {
                 try attachVideoOutput(target, codec: codec, from: try videoInput(from, registry: registry), registry: registry)
             }
         } else if case .rtp = target, from == .opus, options.sampleRate == nil, options.channels == nil {
-            let source = try OggOpusFileSource(path: input, maxFrames: options.maxFrames, pacing: options.pacing)
-            (firstNode, lastNode) = (source, source)
-            try attachEncoded(graph.add(source), codec: .opus, target: target, preSkip: { source.preSkip })
+            let (source, port) = try addFileSource { try OggOpusFileSource(path: input, maxFrames: $1, pacing: $0) }
+            try attachEncoded(port, codec: .opus, target: target, preSkip: { source.preSkip })
         } else {
             let wantsWAV: Bool = if case .file(_, .wav) = target { true } else { false }
             // A WAV file made from compressed audio gets 16-bit samples, as ffmpeg writes them.
@@ -190,6 +192,25 @@ public final class Transcoder: @unchecked Sendable {
         return String(cString: resolved)
     }
 
+    /// Adds the source of the input file, read again from its start at each end when `options.loop`
+    /// says so. `open` makes the source with the pacing and frame limit it should apply. Returns the
+    /// source reading the (first) pass, for what its reader tells of the file, and its port.
+    private func addFileSource<Source: MediaSource>(
+        _ open: @escaping (_ pacing: Pacing, _ maxFrames: Int?) throws -> Source
+    ) throws -> (Source, Port<Source.Output>) {
+        guard options.loop else {
+            let source = try open(options.pacing, options.maxFrames)
+            (firstNode, lastNode) = (source, source)
+            return (source, graph.add(source))
+        }
+        let looping = try LoopingSource(pacing: options.pacing, maxFrames: options.maxFrames) {
+            try open(.asFastAsPossible, nil)
+        }
+        expectedFrames = options.maxFrames
+        (firstNode, lastNode) = (looping, looping)
+        return (looping.first, graph.add(looping))
+    }
+
     /// Adds a conversion node after `port`; its output is then the one reported as the output format.
     private func convert<Node: MediaTransform>(_ port: Port<Node.Input>, through node: Node) -> Port<Node.Output> {
         lastNode = node
@@ -200,15 +221,16 @@ public final class Transcoder: @unchecked Sendable {
 
     private func videoInput(_ container: Container, registry: CodecRegistry) throws -> Port<VideoFrame> {
         if container == .y4m {
-            let source = try Y4MFileSource(path: input, maxFrames: options.maxFrames, pacing: options.pacing)
+            let (source, port) = try addFileSource { try Y4MFileSource(path: self.input, maxFrames: $1, pacing: $0) }
             sourcePool = source.pool
             let format = source.reader.format
             let frameBytes = format.width * format.height + 2 * ((format.width + 1) / 2) * ((format.height + 1) / 2) + 6
             var info = stat()
-            if stat(input, &info) == 0 { expectedFrames = min(Int(info.st_size) / frameBytes, options.maxFrames ?? .max) }
-            (firstNode, lastNode) = (source, source)
+            if !options.loop, stat(input, &info) == 0 {
+                expectedFrames = min(Int(info.st_size) / frameBytes, options.maxFrames ?? .max)
+            }
             pictureFormat = format
-            return graph.add(source)
+            return port
         }
         let compressed = try compressedVideoInput(container)
         let decoder = VideoDecoderNode(try registry.videoDecoder(for: compressed.codec), threads: options.threads)
@@ -221,19 +243,17 @@ public final class Transcoder: @unchecked Sendable {
     private func compressedVideoInput(_ container: Container) throws -> (port: Port<EncodedFrame>, codec: CodecName) {
         switch container {
         case .ivf:
-            let source = try IVFFileSource(path: input, maxFrames: options.maxFrames, pacing: options.pacing)
-            if source.reader.header.frameCount > 0 {
+            let (source, port) = try addFileSource { try IVFFileSource(path: self.input, maxFrames: $1, pacing: $0) }
+            if source.reader.header.frameCount > 0, !options.loop {
                 expectedFrames = min(source.reader.header.frameCount, options.maxFrames ?? .max)
             }
-            (firstNode, lastNode) = (source, source)
             pictureFormat = source.format
-            return (graph.add(source), source.reader.header.codec)
+            return (port, source.reader.header.codec)
         case .h264:
-            let source = try AnnexBFileSource(path: input, frameRate: options.inputFrameRate, maxFrames: options.maxFrames,
-                                              pacing: options.pacing)
-            (firstNode, lastNode) = (source, source)
+            let rate = options.inputFrameRate
+            let (source, port) = try addFileSource { try AnnexBFileSource(path: self.input, frameRate: rate, maxFrames: $1, pacing: $0) }
             pictureFormat = source.format
-            return (graph.add(source), .h264)
+            return (port, .h264)
         case .y4m, .wav, .opus:
             preconditionFailure("\(container) is not a compressed video container")
         }
@@ -307,11 +327,10 @@ public final class Transcoder: @unchecked Sendable {
     private func audioInput(_ container: Container, preferring sampleFormat: SampleFormat?,
                             registry: CodecRegistry) throws -> (Port<AudioFrame>, AudioFormat) {
         if container == .wav {
-            let source = try WAVFileSource(path: input, maxFrames: options.maxFrames, pacing: options.pacing)
-            (firstNode, lastNode) = (source, source)
-            return (graph.add(source), source.reader.format)
+            let (source, port) = try addFileSource { try WAVFileSource(path: self.input, maxFrames: $1, pacing: $0) }
+            return (port, source.reader.format)
         }
-        let source = try OggOpusFileSource(path: input, maxFrames: options.maxFrames, pacing: options.pacing)
+        let (source, encoded) = try addFileSource { try OggOpusFileSource(path: self.input, maxFrames: $1, pacing: $0) }
         let provider = try registry.audioDecoder(for: .opus)
         let offered = provider.outputCaps(for: source.format)
         let wanted = Caps([.audio(sampleFormat.map { .exactly(.samples($0)) } ?? .any,
@@ -322,8 +341,8 @@ public final class Transcoder: @unchecked Sendable {
         // Damaged pages the reader skipped count with the packets the decoder rejected: both are concealed.
         decoderStatistics = { (decoder.corruptPackets + source.reader.damagedPages, 0,
                                decoder.firstError ?? source.reader.firstDamage.map { "\($0)" }) }
-        (firstNode, lastNode) = (source, decoder)
-        return (graph.add(decoder, input: graph.add(source)), decodedFormat)
+        lastNode = decoder
+        return (graph.add(decoder, input: encoded), decodedFormat)
     }
 
     private func attachAudioOutput(_ codec: CodecName?, target outputTarget: OutputTarget, from input: Port<AudioFrame>, format: AudioFormat,

@@ -25,6 +25,9 @@ struct EncodingArguments: ParsableArguments {
     @Option(help: "Stop after this many frames (of the input).")
     var frames: Int?
 
+    @Flag(help: "Read the input file again from its start each time it ends, like a camera or microphone that never runs dry; stop with --frames or Ctrl-C.")
+    var loop = false
+
     @Option(help: "Output picture size, e.g. 640x360 (scaled with libyuv).", transform: parseSize)
     var size: [Int]?
 
@@ -61,6 +64,7 @@ struct EncodingArguments: ParsableArguments {
         options.bitrate = bitrate
         options.keyframeInterval = keyint
         options.maxFrames = frames
+        options.loop = loop
         options.threads = threads
         options.size = size.map { ($0[0], $0[1]) }
         options.frameRate = fps

@@ -27,6 +27,7 @@ struct Transcode: ParsableCommand {
               sluice transcode clip.y4m clip.h264 --encoder openh264
               sluice transcode speech.wav speech.opus --bitrate 32k --sample-rate 16000
               sluice transcode speech.opus speech.wav
+              sluice transcode clip.ivf live.h264 --realtime --loop --frames 1000
             """)
 
     @Argument(help: "The file to read (.y4m, .ivf, .h264, .wav, .opus).")
@@ -37,11 +38,15 @@ struct Transcode: ParsableCommand {
 
     @OptionGroup var encoding: EncodingArguments
 
+    @Flag(help: "Read the input at the pace of its timestamps, like a camera or microphone, instead of as fast as possible.")
+    var realtime = false
+
     @Flag(help: "Print no progress, only the summary.")
     var quiet = false
 
     func run() throws {
-        let options = encoding.options
+        var options = encoding.options
+        if realtime { options.pacing = .realTime }
         let transcoder: Transcoder
         do {
             transcoder = try Transcoder(input: input, output: output, options: options)

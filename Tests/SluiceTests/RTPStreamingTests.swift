@@ -205,6 +205,34 @@ import TestSupport
         }
     }
 
+    @Test func aLoopedFilePacedInRealTimeDrivesTheSenderAtItsFrameRate() throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            // A 20-frame clip (0.8 s at 25 fps) sent as a 50-frame stream: two and a half passes.
+            let clip = dir.file("clip.ivf")
+            var cut = TranscodeOptions()
+            cut.maxFrames = 20
+            cut.size = (320, 180)
+            _ = try Transcoder(input: TestSupport.sampleIVF, output: clip, options: cut).run()
+            let output = dir.file("received.ivf")
+            let receiver = try RTPReceivePipeline(stream: try Self.loopback(.vp8), output: output)
+            var options = TranscodeOptions()
+            options.loop = true
+            options.maxFrames = 50
+            let sender = try Transcoder(input: clip, sendingTo: Self.destination(of: receiver), options: options)
+            var summary: TranscodeSummary?
+            _ = try Self.stream(into: receiver) { summary = try sender.run() }
+
+            // 50 frames at 25 fps: the last leaves 49/25 s after the first.
+            let elapsed = try #require(summary).elapsed
+            #expect(elapsed >= 1.9 && elapsed < 3.0, "\(elapsed) s for 50 frames")
+            let frames = try Self.ivfFrames(output)
+            #expect(frames.count == 50)
+            let ticks = frames.map { $0.pts.rescaled(to: Rational(1, 90_000)).value }
+            #expect(zip(ticks, ticks.dropFirst()).allSatisfy { $1 - $0 == 3600 }, "1/25 s a frame, across the seams too")
+            #expect(frames[20].isKeyframe && frames[40].isKeyframe)
+        }
+    }
+
     @Test func receivingStopsAtAFrameLimitAtADurationAndWhenNothingComes() throws {
         try TestSupport.withTemporaryDirectory { dir in
             func receive(_ limits: RTPReceiveLimits, name: String) throws -> (RTPReceivePipeline, Int) {
