@@ -141,7 +141,8 @@ let package = Package(
         .testTarget(name: "MediaSRTPTests", dependencies: ["MediaSRTP", "CSRTP", "MediaRTP", "MediaTransport", "TestSupport"]),
         .testTarget(name: "MediaSDPTests", dependencies: ["MediaSDP", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "MediaNegotiationTests", dependencies: ["MediaNegotiation", "MediaSDP", "TestSupport"]),
-        .testTarget(name: "DeviceV4L2Tests", dependencies: ["DeviceV4L2", "MediaNegotiation", "TestSupport"]),
+        .testTarget(
+            name: "DeviceV4L2Tests", dependencies: ["DeviceV4L2", "MediaConvert", "MediaNegotiation", "CTurboJPEG", "TestSupport"]),
         .testTarget(name: "SluiceTests", dependencies: ["Sluice", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -8,7 +8,11 @@
 #include <linux/videodev2.h>
 #include <libv4l2.h>
 
-static inline int sluice_v4l2_open(const char *path, int flags) { return v4l2_open(path, flags); }
+#include <sys/ioctl.h>
+
+// The kernel's ioctl without libv4l2, to ask VIDIOC_QUERYCAP before handing a descriptor to
+// libv4l2 (v4l2_fd_open), which prints to stderr about nodes that are no V4L2 devices.
+static inline int sluice_ioctl(int fd, unsigned long request, void *argument) { return ioctl(fd, request, argument); }
 static inline int sluice_v4l2_ioctl(int fd, unsigned long request, void *argument) {
     return v4l2_ioctl(fd, request, argument);
 }

@@ -21,7 +21,8 @@ final class V4L2Device {
     }
 
     /// Opens `path` read-write and non-blocking (`VIDIOC_DQBUF` then answers EAGAIN; `poll` waits).
-    /// A path that is not a character device is refused before libv4l2 sees it.
+    /// A path that is not a character device, or a device that does not answer VIDIOC_QUERYCAP, is
+    /// refused before libv4l2 sees it; the descriptor is then handed to libv4l2 (`v4l2_fd_open`).
     init(path: String) throws {
         self.path = path
         var info = stat()
@@ -29,8 +30,20 @@ final class V4L2Device {
         guard info.st_mode & S_IFMT == S_IFCHR else {
             throw V4L2Error.notACaptureDevice(path: path, reason: "not a character device, so not a V4L2 camera")
         }
-        let descriptor = retryingInterrupts { sluice_v4l2_open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC) }
-        guard descriptor >= 0 else { throw V4L2Device.openError(path: path, errno: errno) }
+        let raw = retryingInterrupts { open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC) }
+        guard raw >= 0 else { throw V4L2Device.openError(path: path, errno: errno) }
+        var caps = v4l2_capability()
+        guard retryingInterrupts({ sluice_ioctl(raw, sluice_VIDIOC_QUERYCAP(), &caps) }) == 0 else {
+            let code = errno
+            Glibc.close(raw)
+            throw code == ENOTTY || code == EINVAL ? V4L2Device.notV4L2(path) : V4L2Device.openError(path: path, errno: code)
+        }
+        let descriptor = v4l2_fd_open(raw, 0)
+        guard descriptor >= 0 else {
+            let code = errno
+            Glibc.close(raw)
+            throw V4L2Error.system(path: path, operation: "v4l2_fd_open", errno: code)
+        }
         self.descriptor = descriptor
     }
 
@@ -40,6 +53,10 @@ final class V4L2Device {
         guard descriptor >= 0 else { return }
         _ = v4l2_close(descriptor)
         descriptor = -1
+    }
+
+    private static func notV4L2(_ path: String) -> V4L2Error {
+        .notACaptureDevice(path: path, reason: "does not answer VIDIOC_QUERYCAP, so is no V4L2 device")
     }
 
     private static func openError(path: String, errno code: Int32) -> V4L2Error {
@@ -83,9 +100,7 @@ final class V4L2Device {
         var caps = v4l2_capability()
         let code = control(sluice_VIDIOC_QUERYCAP(), &caps)
         guard code == 0 else {
-            if code == ENOTTY || code == EINVAL {
-                throw V4L2Error.notACaptureDevice(path: path, reason: "does not answer VIDIOC_QUERYCAP, so is no V4L2 device")
-            }
+            if code == ENOTTY || code == EINVAL { throw V4L2Device.notV4L2(path) }
             throw error("VIDIOC_QUERYCAP", code)
         }
         let hasDeviceCaps = caps.capabilities & UInt32(V4L2_CAP_DEVICE_CAPS) != 0

@@ -37,6 +37,14 @@ public final class V4L2FrameConverter {
         }
     }
 
+    /// Buffers its pools ever allocated: constant once warm, when the pictures are let go.
+    public var allocations: Int {
+        switch path {
+        case .raw(let converter, _, _): return converter.pool.allocations
+        case .jpeg(let decoder, let pool): return decoder.outputPool.allocations + pool.allocations
+        }
+    }
+
     /// The I420 picture in `bytes`, timed `pts`. Throws the converter's or decoder's error for a
     /// buffer that is too short or a JPEG that is damaged.
     public func convert(_ bytes: UnsafeRawBufferPointer, pts: MediaTime, duration: MediaTime? = nil) throws -> VideoFrame {
