@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "MediaSDP", targets: ["MediaSDP"]),
         .library(name: "MediaNegotiation", targets: ["MediaNegotiation"]),
         .library(name: "MediaSRTP", targets: ["MediaSRTP"]),
+        .library(name: "DeviceV4L2", targets: ["DeviceV4L2"]),
         .executable(name: "sluice", targets: ["sluice"]),
         // The bare C library and its shims, for benchmarks that compare against it.
         .library(name: "CVPX", targets: ["CVPX"]),
@@ -30,6 +31,7 @@ let package = Package(
         .library(name: "COpus", targets: ["COpus"]),
         .library(name: "COgg", targets: ["COgg"]),
         .library(name: "CSRTP", targets: ["CSRTP"]),
+        .library(name: "CV4L2", targets: ["CV4L2"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -66,6 +68,9 @@ let package = Package(
         .systemLibrary(
             name: "CSRTP", path: "Sources/CSRTP", pkgConfig: "libsrtp2",
             providers: [.apt(["libsrtp2-dev"])]),
+        .systemLibrary(
+            name: "CV4L2", path: "Sources/CV4L2", pkgConfig: "libv4l2",
+            providers: [.apt(["libv4l-dev"])]),
 
         // Media time, formats, frames, pools, the graph runtime.
         .target(
@@ -102,6 +107,11 @@ let package = Package(
         .target(name: "MediaTransport", dependencies: ["MediaCore", "MediaRTP", "MediaSRTP"]),
         // Picture scaling (libyuv), frame-rate conversion, audio resampling (speexdsp) and mixing.
         .target(name: "MediaConvert", dependencies: ["MediaCore", "CYUV", "CSpeexDSP"]),
+        // V4L2 cameras through libv4l2: enumeration, format choice, mmap streaming into I420 (libyuv,
+        // libjpeg-turbo for MJPEG), and the capture node.
+        .target(
+            name: "DeviceV4L2",
+            dependencies: ["CV4L2", "MediaCore", "MediaConvert", "MediaNegotiation", "CodecMJPEG"]),
         // Graph adapters: file sources/sinks, codec and conversion nodes.
         .target(
             name: "MediaNodes",
@@ -110,7 +120,8 @@ let package = Package(
         .target(
             name: "Sluice",
             dependencies: ["MediaCore", "MediaCodecs", "MediaFiles", "MediaConvert", "MediaNodes", "MediaRTP",
-                           "MediaTransport", "MediaSDP", "MediaNegotiation", "MediaSRTP", "CodecVPX", "CodecX264", "CodecOpenH264", "CodecOpus", "CodecMJPEG"]),
+                           "MediaTransport", "MediaSDP", "MediaNegotiation", "MediaSRTP", "CodecVPX", "CodecX264", "CodecOpenH264", "CodecOpus", "CodecMJPEG",
+                           "DeviceV4L2"]),
         .executableTarget(
             name: "sluice",
             dependencies: ["Sluice", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
@@ -130,6 +141,8 @@ let package = Package(
         .testTarget(name: "MediaSRTPTests", dependencies: ["MediaSRTP", "CSRTP", "MediaRTP", "MediaTransport", "TestSupport"]),
         .testTarget(name: "MediaSDPTests", dependencies: ["MediaSDP", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "MediaNegotiationTests", dependencies: ["MediaNegotiation", "MediaSDP", "TestSupport"]),
+        .testTarget(
+            name: "DeviceV4L2Tests", dependencies: ["DeviceV4L2", "MediaConvert", "MediaNegotiation", "CTurboJPEG", "TestSupport"]),
         .testTarget(name: "SluiceTests", dependencies: ["Sluice", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
