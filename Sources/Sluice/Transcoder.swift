@@ -52,6 +52,9 @@ public struct TranscodeOptions: Sendable {
     /// How the input is read: as fast as the pipeline goes (transcoding), or at the pace of its
     /// timestamps, like a camera or microphone (sending).
     public var pacing: Pacing = .asFastAsPossible
+    /// Stop a capture device after this many seconds (a microphone also stops after `maxFrames`
+    /// blocks of 10 ms, a camera after `maxFrames` pictures).
+    public var maxDuration: Double?
     /// Read the input file again from its start each time it ends (a camera or microphone stand-in);
     /// the run ends at `maxFrames`, or when stopped.
     public var loop = false
@@ -73,7 +76,7 @@ public enum TranscodeError: Error, CustomStringConvertible, Equatable {
         switch self {
         case .unknownContainer(let path):
             let known = Container.allCases.map { "." + $0.rawValue }.joined(separator: ", ")
-            return "\(path): unknown file type (known: \(known))"
+            return "\(path): unknown file type (known: \(known); devices: v4l2:/dev/videoN, alsa:PCM)"
         case .incompatible(let text): return text
         }
     }
@@ -105,13 +108,23 @@ public final class Transcoder: @unchecked Sendable {
     /// The RTP sender, when the output is an RTP destination.
     public private(set) var rtpSender: RTPSenderHandle?
 
+    /// A pipeline from `input` to `output`, each a file or a device (`MediaEndpoint`): a camera or
+    /// microphone to a file, a file to a speaker (`alsa:PCM`), a file to a file.
     public convenience init(input: String, output: String, options: TranscodeOptions = TranscodeOptions(),
                             registry: CodecRegistry = .builtIn) throws {
-        let to = try Container(path: output)
-        if let inputPath = Self.canonicalPath(input), inputPath == Self.canonicalPath(output) {
-            throw TranscodeError.incompatible("\(output): output would overwrite the input")
+        let target: OutputTarget
+        switch try MediaEndpoint(naming: output) {
+        case .file(let path, let container):
+            if let inputPath = Self.canonicalPath(input), inputPath == Self.canonicalPath(path) {
+                throw TranscodeError.incompatible("\(output): output would overwrite the input")
+            }
+            target = .file(path, container)
+        case .sound(let pcm):
+            target = .playback(pcm: pcm)
+        case .camera:
+            throw TranscodeError.incompatible("\(output): a camera is an input; write to a file, alsa:PCM or an RTP destination")
         }
-        try self.init(input: input, target: .file(output, to), options: options, registry: registry)
+        try self.init(input: input, target: target, options: options, registry: registry)
     }
 
     /// A pipeline that sends `input` as one RTP stream to `destination`, paced in real time unless
@@ -129,7 +142,7 @@ public final class Transcoder: @unchecked Sendable {
         self.input = input
         self.output = target.description
         self.options = options
-        let from = try Container(path: input)
+        let from = try MediaEndpoint(naming: input)
         let codec: CodecName?
         switch target {
         case .file(let path, let to):
@@ -137,6 +150,12 @@ public final class Transcoder: @unchecked Sendable {
                 throw TranscodeError.incompatible("cannot transcode \(from.isVideo ? "video" : "audio") (\(input)) to \(to.isVideo ? "video" : "audio") (\(path))")
             }
             codec = try Self.outputCodec(options.codec, for: to, path: path)
+        case .playback:
+            guard !from.isVideo else { throw TranscodeError.incompatible("cannot play video (\(input)) on \(output)") }
+            if let asked = options.codec {
+                throw TranscodeError.incompatible("\(output) plays raw samples, not \(asked)")
+            }
+            codec = nil
         case .rtp:
             codec = options.codec ?? from.codecs.first ?? (from.isVideo ? .vp8 : .opus)
             guard RTPDestination.codecs.contains(codec!), from.isVideo == (codec != .opus) else {
@@ -144,11 +163,12 @@ public final class Transcoder: @unchecked Sendable {
             }
         }
         if from.isVideo {
-            if case .rtp = target, let codec, try passThroughVideo(from, codec: codec, target: target) {
+            if case .rtp = target, let codec, case .file(_, let container) = from,
+               try passThroughVideo(container, codec: codec, target: target) {
             } else {
                 try attachVideoOutput(target, codec: codec, from: try videoInput(from, registry: registry), registry: registry)
             }
-        } else if case .rtp = target, from == .opus, options.sampleRate == nil, options.channels == nil {
+        } else if case .rtp = target, case .file(_, .opus) = from, options.sampleRate == nil, options.channels == nil {
             let (source, port) = try addFileSource { try OggOpusFileSource(path: input, maxFrames: $1, pacing: $0) }
             try attachEncoded(port, codec: .opus, target: target, preSkip: { source.preSkip })
         } else {
@@ -166,11 +186,14 @@ public final class Transcoder: @unchecked Sendable {
     enum OutputTarget: CustomStringConvertible {
         case file(String, Container)
         case rtp(RTPDestination)
+        /// An ALSA PCM that plays raw samples.
+        case playback(pcm: String)
 
         var description: String {
             switch self {
             case .file(let path, _): path
             case .rtp(let destination): "rtp://\(destination.address)"
+            case .playback(let pcm): MediaEndpoint.sound(pcm: pcm).description
             }
         }
     }
@@ -219,7 +242,8 @@ public final class Transcoder: @unchecked Sendable {
 
     // MARK: Video
 
-    private func videoInput(_ container: Container, registry: CodecRegistry) throws -> Port<VideoFrame> {
+    private func videoInput(_ from: MediaEndpoint, registry: CodecRegistry) throws -> Port<VideoFrame> {
+        guard case .file(_, let container) = from else { return try cameraInput(from) }
         if container == .y4m {
             let (source, port) = try addFileSource { try Y4MFileSource(path: self.input, maxFrames: $1, pacing: $0) }
             sourcePool = source.pool
@@ -237,6 +261,23 @@ public final class Transcoder: @unchecked Sendable {
         decoderStatistics = { (decoder.corruptFrames, decoder.skippedFrames, decoder.firstError) }
         lastNode = decoder
         return graph.add(decoder, input: compressed.port)
+    }
+
+    /// A V4L2 camera, capturing the format nearest the output size and rate asked for (640x480 at
+    /// 30 fps, getUserMedia's usual default, when none is). It takes format changes itself
+    /// (`adaptOutputFormat`), restarting its capture, so no adaptation nodes follow it.
+    private func cameraInput(_ from: MediaEndpoint) throws -> Port<VideoFrame> {
+        guard case .camera(let path) = from else { preconditionFailure("\(from) is not a camera") }
+        let constraints = VideoConstraints(width: .init(ideal: options.size?.width ?? 640),
+                                           height: .init(ideal: options.size?.height ?? 480),
+                                           frameRate: .init(ideal: options.frameRate?.doubleValue ?? 30))
+        // A duration counts pictures at the rate asked for.
+        let pictures = options.maxDuration.map { Int(($0 * (constraints.frameRate.ideal ?? 30)).rounded()) }
+        let camera = try V4L2CaptureNode(device: path, constraints: constraints,
+                                         maxFrames: [options.maxFrames, pictures].compactMap { $0 }.min())
+        expectedFrames = camera.maxFrames
+        (firstNode, lastNode) = (camera, camera)
+        return graph.add(camera)
     }
 
     /// The source of a compressed video file, and its codec.
@@ -312,6 +353,8 @@ public final class Transcoder: @unchecked Sendable {
             let sink = IVFFileSink(path: path, codecs: [codec])
             graph.add(sink, input: frames)
             (sinkName, outputBytes) = (sink.name, { sink.bytesWritten })
+        case .playback:
+            preconditionFailure("\(target) plays raw samples: nothing is encoded for it")
         case .rtp(let destination):
             let sender = try destination.makeSender(codec: codec)
             sender.add(to: graph, input: frames)
@@ -324,9 +367,12 @@ public final class Transcoder: @unchecked Sendable {
 
     /// The source (and decoder) of raw audio, and the format it will deliver. A decoder delivers the
     /// wanted rate, channels and sample format itself where it can (libopus can).
-    private func audioInput(_ container: Container, preferring sampleFormat: SampleFormat?,
+    private func audioInput(_ from: MediaEndpoint, preferring sampleFormat: SampleFormat?,
                             registry: CodecRegistry) throws -> (Port<AudioFrame>, AudioFormat) {
-        if container == .wav {
+        if case .sound(let pcm) = from {
+            return try microphoneInput(pcm, sampleFormat: sampleFormat)
+        }
+        if case .file(_, .wav) = from {
             let (source, port) = try addFileSource { try WAVFileSource(path: self.input, maxFrames: $1, pacing: $0) }
             return (port, source.reader.format)
         }
@@ -345,20 +391,39 @@ public final class Transcoder: @unchecked Sendable {
         return (graph.add(decoder, input: encoded), decodedFormat)
     }
 
+    /// An ALSA capture PCM, read in blocks of 10 ms at the output's rate and channels (48 kHz stereo
+    /// when none is asked for; alsa-lib or the node converts from what the device captures).
+    private func microphoneInput(_ pcm: String, sampleFormat: SampleFormat?) throws -> (Port<AudioFrame>, AudioFormat) {
+        let rate = options.sampleRate ?? 48_000
+        let format = AudioFormat(encoding: .samples(sampleFormat ?? .s16), sampleRate: rate, channels: options.channels ?? 2)
+        let blocks = options.maxFrames.map { Double($0) / 100 }
+        let seconds = [options.maxDuration, blocks].compactMap { $0 }.min()
+        let microphone = try ALSACaptureNode(device: pcm, format: format, periodFrames: rate / 100,
+                                             maxDuration: seconds.map { ClockTime.seconds($0) })
+        (firstNode, lastNode) = (microphone, microphone)
+        return (graph.add(microphone), format)
+    }
+
     private func attachAudioOutput(_ codec: CodecName?, target outputTarget: OutputTarget, from input: Port<AudioFrame>, format: AudioFormat,
                                    registry: CodecRegistry) throws {
         let encoderProvider = try codec.map { try registry.audioEncoder(for: $0, named: options.encoderName) }
+        let speaker: ALSAPlaybackNode? = if case .playback(let pcm) = outputTarget { try ALSAPlaybackNode(device: pcm) } else { nil }
         var target = format
         target.sampleRate = options.sampleRate ?? format.sampleRate
         target.channels = options.channels ?? format.channels
-        if let encoderProvider {
-            target = try Self.closestFormat(to: target, in: encoderProvider.inputCaps,
+        if let (taker, accepted) = encoderProvider.map({ ($0.name, $0.inputCaps) }) ?? speaker.map({ ($0.name, $0.inputCaps) }) {
+            target = try Self.closestFormat(to: target, in: accepted,
                                             rateIsFixed: options.sampleRate != nil, channelsAreFixed: options.channels != nil)
                 ?? { throw TranscodeError.incompatible(
-                    "\(encoderProvider.name) cannot encode \(target.sampleRate) Hz, \(target.channels) channels "
-                    + "(it takes \(encoderProvider.inputCaps))") }()
+                    "\(taker) cannot take \(target.sampleRate) Hz, \(target.channels) channels (it takes \(accepted))") }()
         }
         let samples = target == format ? input : convert(input, through: AudioConvertNode(to: target))
+        if let speaker {
+            graph.add(speaker, input: samples)
+            sinkName = speaker.name
+            mediaSeconds = { Double(speaker.samplesWritten) / Double(target.sampleRate) }
+            return
+        }
         guard let encoderProvider, let codec else {
             let sink = WAVFileSink(path: output)
             graph.add(sink, input: samples)

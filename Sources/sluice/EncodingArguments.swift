@@ -25,6 +25,9 @@ struct EncodingArguments: ParsableArguments {
     @Option(help: "Stop after this many frames (of the input).")
     var frames: Int?
 
+    @Option(help: "Stop capturing from a device (v4l2:, alsa:) after this many seconds.")
+    var duration: Double?
+
     @Flag(help: "Read the input file again from its start each time it ends, like a camera or microphone that never runs dry; stop with --frames or Ctrl-C.")
     var loop = false
 
@@ -50,6 +53,7 @@ struct EncodingArguments: ParsableArguments {
     func validate() throws {
         if let keyint, keyint < 1 { throw ValidationError("--keyint must be at least 1") }
         if let frames, frames < 1 { throw ValidationError("--frames must be at least 1") }
+        if let duration, !(duration > 0) { throw ValidationError("--duration must be a positive number of seconds") }
         if !(1...64).contains(threads) { throw ValidationError("--threads must be between 1 and 64") }
         if let sampleRate, !(1_000...384_000).contains(sampleRate) {
             throw ValidationError("--sample-rate must be between 1000 and 384000")
@@ -65,6 +69,7 @@ struct EncodingArguments: ParsableArguments {
         options.keyframeInterval = keyint
         options.maxFrames = frames
         options.loop = loop
+        options.maxDuration = duration
         options.threads = threads
         options.size = size.map { ($0[0], $0[1]) }
         options.frameRate = fps

@@ -27,9 +27,12 @@ struct Send: ParsableCommand {
               sluice send speech.wav --to 127.0.0.1:5006 --bitrate 32k
               sluice send clip.ivf --to 127.0.0.1:5004 --impair loss=5%,reorder=3%
               sluice send clip.ivf --to 127.0.0.1:5004 --srtp --sdp secure.sdp --wait 2
+              sluice send clip.ivf --to 127.0.0.1:5004 --loop          (a camera stand-in)
+              sluice send v4l2:/dev/video0 --to 127.0.0.1:5004 --size 640x480 --fps 30
+              sluice send alsa:default --to 127.0.0.1:5006
             """)
 
-    @Argument(help: "The file to send (.y4m, .ivf, .h264, .wav, .opus).")
+    @Argument(help: "The file to send (.y4m, .ivf, .h264, .wav, .opus), or a device: v4l2:/dev/videoN, alsa:PCM.")
     var input: String
 
     @Option(help: "Where RTP goes, HOST:PORT (RTCP: PORT+1 unless --rtcp-mux).")

@@ -6,7 +6,7 @@ import Sluice
 
 struct Transcode: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Convert a media file into another format or codec.",
+        abstract: "Convert a media file into another format or codec; capture from a camera or microphone; play to a speaker.",
         discussion: """
             The file extensions choose the formats:
               .y4m   raw I420 video (YUV4MPEG2)
@@ -14,6 +14,9 @@ struct Transcode: ParsableCommand {
               .h264  H.264 video as a raw Annex-B byte stream
               .wav   PCM audio (16-bit or float)
               .opus  Opus audio in Ogg
+            Devices stand in for files (see 'sluice devices'):
+              v4l2:/dev/video0   a V4L2 camera (input; --size/--fps choose its format)
+              alsa:NAME          an ALSA PCM: a microphone as input, a speaker as output
             Any video format converts to any other, and any audio format to any other.
             Compressed input is decoded and compressed output encoded as needed; pictures
             are scaled and audio resampled where the formats differ.
@@ -28,12 +31,15 @@ struct Transcode: ParsableCommand {
               sluice transcode speech.wav speech.opus --bitrate 32k --sample-rate 16000
               sluice transcode speech.opus speech.wav
               sluice transcode clip.ivf live.h264 --realtime --loop --frames 1000
+              sluice transcode v4l2:/dev/video0 camera.ivf --size 640x480 --fps 30 --duration 10
+              sluice transcode alsa:default microphone.opus --duration 10
+              sluice transcode speech.opus alsa:default
             """)
 
-    @Argument(help: "The file to read (.y4m, .ivf, .h264, .wav, .opus).")
+    @Argument(help: "The file to read (.y4m, .ivf, .h264, .wav, .opus), or a device: v4l2:/dev/videoN, alsa:PCM.")
     var input: String
 
-    @Argument(help: "The file to write (.y4m, .ivf, .h264, .wav, .opus).")
+    @Argument(help: "The file to write (.y4m, .ivf, .h264, .wav, .opus), or alsa:PCM to play audio.")
     var output: String
 
     @OptionGroup var encoding: EncodingArguments
