@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "MediaSDP", targets: ["MediaSDP"]),
         .library(name: "MediaNegotiation", targets: ["MediaNegotiation"]),
         .library(name: "MediaSRTP", targets: ["MediaSRTP"]),
+        .library(name: "DeviceALSA", targets: ["DeviceALSA"]),
         .executable(name: "sluice", targets: ["sluice"]),
         // The bare C library and its shims, for benchmarks that compare against it.
         .library(name: "CVPX", targets: ["CVPX"]),
@@ -30,6 +31,7 @@ let package = Package(
         .library(name: "COpus", targets: ["COpus"]),
         .library(name: "COgg", targets: ["COgg"]),
         .library(name: "CSRTP", targets: ["CSRTP"]),
+        .library(name: "CALSA", targets: ["CALSA"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -66,6 +68,9 @@ let package = Package(
         .systemLibrary(
             name: "CSRTP", path: "Sources/CSRTP", pkgConfig: "libsrtp2",
             providers: [.apt(["libsrtp2-dev"])]),
+        .systemLibrary(
+            name: "CALSA", path: "Sources/CALSA", pkgConfig: "alsa",
+            providers: [.apt(["libasound2-dev"])]),
 
         // Media time, formats, frames, pools, the graph runtime.
         .target(
@@ -106,11 +111,14 @@ let package = Package(
         .target(
             name: "MediaNodes",
             dependencies: ["MediaCore", "MediaCodecs", "MediaFiles", "MediaConvert", "MediaRTP", "MediaTransport"]),
+        // ALSA capture and playback through alsa-lib: device listing, a capture source, a playback sink.
+        .target(name: "DeviceALSA", dependencies: ["MediaCore", "MediaConvert", "CALSA"]),
         // Umbrella: re-exports, the built-in codec registry and pipelines.
         .target(
             name: "Sluice",
             dependencies: ["MediaCore", "MediaCodecs", "MediaFiles", "MediaConvert", "MediaNodes", "MediaRTP",
-                           "MediaTransport", "MediaSDP", "MediaNegotiation", "MediaSRTP", "CodecVPX", "CodecX264", "CodecOpenH264", "CodecOpus", "CodecMJPEG"]),
+                           "MediaTransport", "MediaSDP", "MediaNegotiation", "MediaSRTP", "CodecVPX", "CodecX264", "CodecOpenH264", "CodecOpus", "CodecMJPEG",
+                           "DeviceALSA"]),
         .executableTarget(
             name: "sluice",
             dependencies: ["Sluice", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
@@ -130,6 +138,9 @@ let package = Package(
         .testTarget(name: "MediaSRTPTests", dependencies: ["MediaSRTP", "CSRTP", "MediaRTP", "MediaTransport", "TestSupport"]),
         .testTarget(name: "MediaSDPTests", dependencies: ["MediaSDP", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "MediaNegotiationTests", dependencies: ["MediaNegotiation", "MediaSDP", "TestSupport"]),
+        .testTarget(
+            name: "DeviceALSATests",
+            dependencies: ["DeviceALSA", "MediaNodes", "MediaFiles", "CodecOpus", "TestSupport"]),
         .testTarget(name: "SluiceTests", dependencies: ["Sluice", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -4,6 +4,7 @@
 @_exported import CodecOpus
 @_exported import CodecVPX
 @_exported import CodecX264
+@_exported import DeviceALSA
 @_exported import MediaCodecs
 @_exported import MediaConvert
 @_exported import MediaCore
