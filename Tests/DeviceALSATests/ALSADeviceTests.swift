@@ -111,6 +111,21 @@ struct ALSADeviceTests {
         }
     }
 
+    @Test("a capture without maxDuration runs until the graph stops")
+    func captureUntilCancelled() throws {
+        let graph = Graph()
+        let source = try ALSACaptureNode(device: "sluice_capture_48k", format: Self.stereo48k)
+        let sink = CollectingSink<AudioFrame>(accepting: .anyAudio)
+        graph.add(sink, input: graph.add(source))
+        Thread.detachNewThread {
+            Thread.sleep(forTimeInterval: 0.2)
+            graph.cancel()
+        }
+        let error = #expect(throws: GraphError.self) { try graph.run() }
+        #expect(error.map { "\($0)" } == "cancelled")
+        #expect(!sink.items.isEmpty)
+    }
+
     @Test("capture → Opus encoder → Ogg Opus file lasts as long as captured")
     func captureToOpus() throws {
         try TestSupport.withTemporaryDirectory { dir in
