@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "MediaNegotiation", targets: ["MediaNegotiation"]),
         .library(name: "MediaSRTP", targets: ["MediaSRTP"]),
         .library(name: "DeviceV4L2", targets: ["DeviceV4L2"]),
+        .library(name: "DeviceALSA", targets: ["DeviceALSA"]),
         .executable(name: "sluice", targets: ["sluice"]),
         // The bare C library and its shims, for benchmarks that compare against it.
         .library(name: "CVPX", targets: ["CVPX"]),
@@ -32,6 +33,7 @@ let package = Package(
         .library(name: "COgg", targets: ["COgg"]),
         .library(name: "CSRTP", targets: ["CSRTP"]),
         .library(name: "CV4L2", targets: ["CV4L2"]),
+        .library(name: "CALSA", targets: ["CALSA"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -71,6 +73,9 @@ let package = Package(
         .systemLibrary(
             name: "CV4L2", path: "Sources/CV4L2", pkgConfig: "libv4l2",
             providers: [.apt(["libv4l-dev"])]),
+        .systemLibrary(
+            name: "CALSA", path: "Sources/CALSA", pkgConfig: "alsa",
+            providers: [.apt(["libasound2-dev"])]),
 
         // Media time, formats, frames, pools, the graph runtime.
         .target(
@@ -116,12 +121,14 @@ let package = Package(
         .target(
             name: "MediaNodes",
             dependencies: ["MediaCore", "MediaCodecs", "MediaFiles", "MediaConvert", "MediaRTP", "MediaTransport"]),
+        // ALSA capture and playback through alsa-lib: device listing, a capture source, a playback sink.
+        .target(name: "DeviceALSA", dependencies: ["MediaCore", "MediaConvert", "CALSA"]),
         // Umbrella: re-exports, the built-in codec registry and pipelines.
         .target(
             name: "Sluice",
             dependencies: ["MediaCore", "MediaCodecs", "MediaFiles", "MediaConvert", "MediaNodes", "MediaRTP",
                            "MediaTransport", "MediaSDP", "MediaNegotiation", "MediaSRTP", "CodecVPX", "CodecX264", "CodecOpenH264", "CodecOpus", "CodecMJPEG",
-                           "DeviceV4L2"]),
+                           "DeviceV4L2", "DeviceALSA"]),
         .executableTarget(
             name: "sluice",
             dependencies: ["Sluice", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
@@ -143,6 +150,9 @@ let package = Package(
         .testTarget(name: "MediaNegotiationTests", dependencies: ["MediaNegotiation", "MediaSDP", "TestSupport"]),
         .testTarget(
             name: "DeviceV4L2Tests", dependencies: ["DeviceV4L2", "MediaConvert", "MediaNegotiation", "CTurboJPEG", "TestSupport"]),
+        .testTarget(
+            name: "DeviceALSATests",
+            dependencies: ["DeviceALSA", "MediaNodes", "MediaFiles", "CodecOpus", "TestSupport"]),
         .testTarget(name: "SluiceTests", dependencies: ["Sluice", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

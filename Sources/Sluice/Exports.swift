@@ -5,6 +5,7 @@
 @_exported import CodecVPX
 @_exported import CodecX264
 @_exported import DeviceV4L2
+@_exported import DeviceALSA
 @_exported import MediaCodecs
 @_exported import MediaConvert
 @_exported import MediaCore

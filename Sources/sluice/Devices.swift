@@ -31,6 +31,10 @@ struct Devices: ParsableCommand {
             lines.append("  v4l2:\(camera.path)  \(camera.card) (\(camera.driver), \(camera.busInfo))")
             for format in camera.formats {
                 lines.append("    \(format.fourcc)  \(format.description)")
+                if let range = format.sizeRange {
+                    lines.append("      any size from \(range.minWidth)x\(range.minHeight) to \(range.maxWidth)x\(range.maxHeight)"
+                                 + " in steps of \(range.stepWidth)x\(range.stepHeight); for instance:")
+                }
                 for size in format.sizes {
                     let rates = size.frameRates.map { formatted($0.doubleValue, digits: $0.denominator == 1 ? 0 : 2) }
                     lines.append("      \(size.width)x\(size.height)" + (rates.isEmpty ? "" : " @ " + rates.joined(separator: ", ") + " fps"))
