@@ -20,6 +20,12 @@ import TestSupport
         (["receive", "/nonexistent/s.sdp", "out.ivf"], "/nonexistent/s.sdp: cannot read"),
         (["answer", "/nonexistent/offer.sdp"], "/nonexistent/offer.sdp: cannot read"),
         (["offer", "--prefer", "vp9"], "cannot prefer 'vp9'"),
+        (["transcode", "v4l2:/dev/video99", "out.ivf"], "/dev/video99: no such video device"),
+        (["transcode", "v4l2:", "out.ivf"], "name the device"),
+        (["transcode", "alsa:sluice_no_such_pcm", "out.opus"], "ALSA device sluice_no_such_pcm: cannot open"),
+        (["transcode", "SAMPLE", "alsa:default"], "cannot play video"),
+        (["transcode", "SAMPLE", "v4l2:/dev/video0"], "a camera is an input"),
+        (["send", "v4l2:/dev/video99", "--to", "127.0.0.1:5004"], "/dev/video99"),
     ])
     func badInputEndsWithOneLineAndAFailureStatus(arguments: [String], expected: String) throws {
         let args = arguments.map { $0 == "SAMPLE" ? TestSupport.sampleIVF : $0 }
@@ -71,5 +77,56 @@ import TestSupport
         let start = Date()
         let result = try TestSupport.run("sleep", ["30"], timeout: 1)
         #expect(result.status != 0 && Date().timeIntervalSince(start) < 10)
+    }
+
+    // MARK: Devices
+
+    @Test func devicesSaysWhenThereAreNoCamerasAndListsTheConfiguredSoundDevices() throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            let alsa = try ALSATestConfiguration(path: dir.file("asound.conf"), captureInput: dir.file("in.raw"),
+                                                 playbackOutput: dir.file("out.wav"))
+            let empty = dir.appendingPathComponent("dev")
+            try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+            let result = try TestSupport.run("/usr/bin/env", ["ALSA_CONFIG_PATH=\(alsa.path)", sluice, "devices", "--directory", empty.path])
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stdoutText.contains("cameras: none found"), "\(result.stdoutText)")
+            #expect(result.stdoutText.contains("alsa:sluice_capture  [capture"), "\(result.stdoutText)")
+            #expect(result.stdoutText.contains("alsa:null"), "\(result.stdoutText)")
+            #expect(result.stderr.isEmpty)
+        }
+    }
+
+    /// Through alsa-lib, with PCMs from a test configuration: a microphone (the `file` plugin reading
+    /// raw samples) recorded to Ogg Opus, and that Ogg Opus played on a speaker (the `file` plugin
+    /// writing a WAV file) sample for sample as Sluice decodes it to a file.
+    @Test func aMicrophoneRecordsToOggOpusAndItPlaysBackOnASpeaker() throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            let alsa = try ALSATestConfiguration(path: dir.file("asound.conf"), captureInput: dir.file("in.raw"),
+                                                 playbackOutput: dir.file("played.wav"))
+            try TestAudio.raw(seconds: 1.5).write(to: URL(fileURLWithPath: alsa.captureInput))
+            func sluice(_ arguments: [String]) throws -> TestSupport.ProcessResult {
+                try TestSupport.run("/usr/bin/env", ["ALSA_CONFIG_PATH=\(alsa.path)", self.sluice] + arguments)
+            }
+            let recording = dir.file("microphone.opus")
+            let recorded = try sluice(["transcode", "alsa:sluice_capture", recording, "--duration", "1.5", "--quiet"])
+            #expect(recorded.status == 0, "\(recorded.stderr)")
+            #expect(recorded.stdoutText.contains("input    audio/S16 48000Hz 2ch"), "\(recorded.stdoutText)")
+            let duration = Double(try TestSupport.ffprobe(recording, entries: "format=duration")["duration"] ?? "") ?? 0
+            #expect(abs(duration - 1.5) <= 0.02, "\(duration) s recorded")
+
+            let played = try sluice(["transcode", recording, "alsa:sluice_playback", "--quiet"])
+            #expect(played.status == 0, "\(played.stderr)")
+            let reference = dir.file("decoded.wav")
+            #expect(try sluice(["transcode", recording, reference, "--quiet"]).status == 0)
+            func samples(_ path: String) throws -> [Float] {
+                floats(try TestSupport.ffmpeg(["-i", path, "-f", "f32le", "-"]).stdout, format: .f32)
+            }
+            let (heard, decoded) = (try samples(alsa.playbackOutput), try samples(reference))
+            #expect(heard.count == decoded.count && heard.count == 2 * 72_000, "\(heard.count) samples played")
+            #expect(snr(decoded, heard) > 80, "the speaker gets what the decoder gives (16-bit WAV against float)")
+            // And the recording holds the microphone's signal: Opus at 64 kbit/s keeps it well.
+            let spoken = floats(try Data(contentsOf: URL(fileURLWithPath: alsa.captureInput)), format: .s16)
+            #expect(snr(spoken, decoded) > 12, "the recording is the signal captured")
+        }
     }
 }

@@ -12,7 +12,7 @@ import Foundation
 /// | `sluice_capture` | `type file` over `null`, reading the capture data from `INFILE` (raw, in whatever format the PCM was set up with; after its end the reads go on, with stale samples: capture with `maxDuration`) |
 /// | `sluice_capture_s16` | the same, but taking integer formats only (a `linear` plugin to S16_LE under it): no float |
 /// | `sluice_capture_48k` | `type plug` over `null` at 48 kHz only (Sluice disables ALSA's resampling); its samples are stale memory, not silence |
-/// | `sluice_playback` | `type file` over `null`, writing what is played to `FILE` as WAV (header completed when the PCM closes; S16_LE) |
+/// | `sluice_playback` | `type file` over integer-only `null` (a `linear` plugin), writing what is played to `FILE` as WAV (header completed when the PCM closes; the plugin's WAV header cannot say float) |
 /// | `sluice_null` | `type null` |
 ///
 /// `INFILE` and `FILE` default to the paths given when writing the file; a test can pass its own,
@@ -91,7 +91,7 @@ public struct ALSATestConfiguration: Sendable {
             @args [ FILE ]
             @args.FILE { type string default "\(playbackOutput)" }
             type file
-            slave.pcm "null"
+            slave.pcm { type linear slave { pcm "null" format S16_LE } }
             file $FILE
             format "wav"
             hint { show on description "Sluice test playback (writes a WAV file)" }
