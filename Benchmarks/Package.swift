@@ -38,16 +38,17 @@ let package = Package(
             path: "Support"
         ),
         codecBenchmark("VP8Encode", extra: []),
-        codecBenchmark("X264Encode", extra: ["CX264"]),
+        codecBenchmark("X264Encode", extra: []),
         codecBenchmark("OpenH264Codec", extra: ["CodecOpenH264"]),
-        codecBenchmark("OpusEncode", extra: ["COpus"]),
+        codecBenchmark("OpusEncode", extra: []),
         benchmark("GraphRuntime", dependencies: [.product(name: "MediaCore", package: "Sluice")]),
         benchmark("RTPBenchmarks", dependencies: [
             .product(name: "MediaCore", package: "Sluice"), .product(name: "MediaRTP", package: "Sluice"),
-            .product(name: "MediaSRTP", package: "Sluice"),
+            .product(name: "MediaSRTP", package: "Sluice"), .product(name: "BenchLoops", package: "Sluice"),
         ]),
         benchmark("SRTPBenchmarks", dependencies: [
             .product(name: "MediaSRTP", package: "Sluice"), .product(name: "CSRTP", package: "Sluice"),
+            .product(name: "BenchLoops", package: "Sluice"),
         ]),
     ]
 )

@@ -26,6 +26,16 @@ public enum Sample {
         return frames
     }()
 
+    /// The pictures encoded once by OpenH264 (800 kbit/s realtime, Constrained Baseline): an H.264 stream
+    /// to decode.
+    public static let h264Frames: [EncodedFrame] = {
+        let encoder = try! OpenH264Encoder(
+            format: format, settings: VideoEncoderSettings(bitrate: 800_000, keyframeInterval: 3000, threads: 1, realtime: true))
+        var frames: [EncodedFrame] = []
+        for picture in pictures { try! encoder.encode(picture, forceKeyframe: false) { frames.append($0) } }
+        return frames
+    }()
+
     /// The compressed clip's format.
     public static var vp8Format: VideoFormat {
         let header = try! IVFReader(path: path).header

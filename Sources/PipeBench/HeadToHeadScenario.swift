@@ -5,11 +5,15 @@ public struct Workload {
     public var sluice: () throws -> Int
     public var bare: () throws -> Int
     public var notes: [String]
+    /// Bits one unit carries (a packet's wire size), to report Gbit/s beside units/s; `nil`: no Gbit/s.
+    public var bitsPerUnit: Double?
 
-    public init(notes: [String] = [], sluice: @escaping () throws -> Int, bare: @escaping () throws -> Int) {
+    public init(notes: [String] = [], bitsPerUnit: Double? = nil, sluice: @escaping () throws -> Int,
+                bare: @escaping () throws -> Int) {
         self.sluice = sluice
         self.bare = bare
         self.notes = notes
+        self.bitsPerUnit = bitsPerUnit
     }
 }
 
@@ -38,6 +42,10 @@ public struct HeadToHeadScenario: Scenario {
         let workload = try prepare(size)
         let outcome = try HeadToHead.run(size, sluice: workload.sluice, bare: workload.bare)
         var result = outcome.result(name, unit: unit, target: target, notes: workload.notes)
+        if let bits = workload.bitsPerUnit {
+            result.metrics += [Metric("sluice", outcome.sluiceRate * bits / 1e9, unit: "Gbit/s"),
+                               Metric("bare", outcome.bareRate * bits / 1e9, unit: "Gbit/s")]
+        }
         result.seconds = ProcessClock.now() - start
         return result
     }

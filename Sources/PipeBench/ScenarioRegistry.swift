@@ -9,7 +9,7 @@ public struct ScenarioRegistry: Sendable {
 
     /// Every scenario pipebench ships, in the order they run.
     public static let builtIn = ScenarioRegistry(
-        CodecScenarios.all
+        CodecScenarios.all + RTPScenarios.all
     )
 
     /// The scenarios that run when none are named.
