@@ -38,6 +38,12 @@ struct PipeBenchCommand: ParsableCommand {
     @Option(name: .long, help: "Write the results and the machine's description (cores, CPU, Swift and library versions, date, git commit) as JSON to this file.")
     var json: String?
 
+    @Option(name: .long, help: "Write an SVG bar chart to this file: one bar per scenario, Sluice/bare in % with the target marked (throughput for scenarios without a bare run).")
+    var chart: String?
+
+    @Option(name: .long, help: "Compare with an earlier --json file: print the change of every shared scenario and metric in %.")
+    var compare: String?
+
     mutating func validate() throws {
         guard seconds >= 0 else { throw ValidationError("--seconds must not be negative") }
         if let frames, frames < 1 { throw ValidationError("--frames must be at least 1") }
@@ -58,6 +64,14 @@ struct PipeBenchCommand: ParsableCommand {
         print("\nTotal \(ResultTable.format(report.totalSeconds, digits: 1)) s on \(report.machine.cores) cores (\(report.machine.cpuModel))")
         if let json {
             try report.json().write(to: URL(fileURLWithPath: json))
+        }
+        if let chart {
+            try SVGChart.render(report.results).write(toFile: chart, atomically: true, encoding: .utf8)
+        }
+        if let compare {
+            let old = try BenchReport(contentsOf: compare)
+            print("\nChange since \(compare) (\(old.machine.date), \(old.machine.gitCommit?.prefix(10) ?? "no commit")):")
+            print(Comparison.render(Comparison.changes(from: old, to: report)))
         }
     }
 }
