@@ -26,15 +26,25 @@ public enum UpstreamEvent: Sendable, Hashable, CustomStringConvertible {
 public struct NodeContext: Sendable {
     public let nodeName: String
     public let clock: any MediaClock
+    /// Where the node records the `FrameStage`s it passes frames through, when the graph traces.
+    public let tracer: FrameTracer?
     let sendUpstreamEvent: @Sendable (UpstreamEvent) -> Void
+
+    init(nodeName: String, clock: any MediaClock, tracer: FrameTracer? = nil,
+         sendUpstreamEvent: @escaping @Sendable (UpstreamEvent) -> Void) {
+        self.nodeName = nodeName
+        self.clock = clock
+        self.tracer = tracer
+        self.sendUpstreamEvent = sendUpstreamEvent
+    }
 
     /// Sends `event` to the node feeding this one; it travels on until a node handles it.
     public func sendUpstream(_ event: UpstreamEvent) { sendUpstreamEvent(event) }
 
     /// A context for driving a node by hand (tests, tools), outside any graph.
-    public static func standalone(name: String, clock: any MediaClock = SystemClock(),
+    public static func standalone(name: String, clock: any MediaClock = SystemClock(), tracer: FrameTracer? = nil,
                                   upstream: @escaping @Sendable (UpstreamEvent) -> Void = { _ in }) -> NodeContext {
-        NodeContext(nodeName: name, clock: clock, sendUpstreamEvent: upstream)
+        NodeContext(nodeName: name, clock: clock, tracer: tracer, sendUpstreamEvent: upstream)
     }
 }
 
