@@ -139,7 +139,7 @@ public final class Graph: @unchecked Sendable {
 
     private func context(for runner: NodeRunner) -> NodeContext {
         if let tracing { runner.trace(with: tracing) }
-        return NodeContext(nodeName: runner.name, clock: clock, tracer: tracing?.tracer) { [weak runner] event in
+        return NodeContext(nodeName: runner.name, clock: clock, tracing: tracing) { [weak runner] event in
             guard let runner else { return }
             if let upstream = runner.upstream { upstream.post(event) } else { runner.eventsUnhandled.add(1, ordering: .relaxed) }
         }
@@ -303,23 +303,32 @@ public struct NodeReport: Sendable, Hashable {
 }
 
 /// What a finished run did.
-/// How a graph traces frames: the tracer its nodes record their stages in, and the stages its
-/// runtime records for every item a source produces and a sink takes (nil: none).
+/// How a graph traces frames: the tracer its nodes record their stages in, the side of the call
+/// the graph is (nodes record only their side's stages: a decoder before an encoder on the sending
+/// side records nothing), and the stages its runtime records for every item a source produces and
+/// a sink takes (nil: none).
 public struct FrameTracing: Sendable {
     public var tracer: FrameTracer
+    public var side: FrameTracer.Side
     public var sources: FrameStage?
     public var sinks: FrameStage?
 
-    public init(tracer: FrameTracer, sources: FrameStage? = nil, sinks: FrameStage? = nil) {
+    public init(tracer: FrameTracer, side: FrameTracer.Side, sources: FrameStage? = nil, sinks: FrameStage? = nil) {
         self.tracer = tracer
+        self.side = side
         self.sources = sources
         self.sinks = sinks
     }
 
     /// A sending graph: its sources' items are captured frames.
-    public static func sending(_ tracer: FrameTracer) -> FrameTracing { FrameTracing(tracer: tracer, sources: .capture) }
+    public static func sending(_ tracer: FrameTracer) -> FrameTracing {
+        FrameTracing(tracer: tracer, side: .sending, sources: .capture)
+    }
+
     /// A receiving graph: its sinks' items are delivered frames.
-    public static func receiving(_ tracer: FrameTracer) -> FrameTracing { FrameTracing(tracer: tracer, sinks: .sink) }
+    public static func receiving(_ tracer: FrameTracer) -> FrameTracing {
+        FrameTracing(tracer: tracer, side: .receiving, sinks: .sink)
+    }
 }
 
 public struct GraphReport: Sendable {

@@ -48,7 +48,7 @@ public final class AudioDecoderNode: MediaTransform {
 
     public func start(input: MediaFormat, output: MediaFormat, context: NodeContext) throws {
         decoder = try provider.makeDecoder(input: input.audio!, output: output.audio!, preSkip: preSkip)
-        timer.start(with: context)
+        timer.start(with: context, side: .receiving)
     }
 
     public func process(_ packet: EncodedFrame, into outbox: inout Outbox<AudioFrame>) throws {

@@ -36,7 +36,7 @@ public final class AudioEncoderNode: MediaTransform {
 
     public func start(input: MediaFormat, output: MediaFormat, context: NodeContext) throws {
         encoder = try provider.makeEncoder(format: input.audio!, settings: settings)
-        timer.start(with: context)
+        timer.start(with: context, side: .sending)
     }
 
     public func process(_ frame: AudioFrame, into outbox: inout Outbox<EncodedFrame>) throws {

@@ -81,9 +81,11 @@ struct CodecCallTimer {
     private(set) var clock: any MediaClock = SystemClock()
     private(set) var tracer: FrameTracer?
 
-    mutating func start(with context: NodeContext) {
+    /// Takes the node's clock, and its tracer when the graph traces `side` (encoders send, decoders
+    /// receive).
+    mutating func start(with context: NodeContext, side: FrameTracer.Side) {
         clock = context.clock
-        tracer = context.tracer
+        tracer = context.tracer(for: side)
     }
 
     /// Runs `body`, recording `stage` for `pts` before it when tracing; returns the time it took.

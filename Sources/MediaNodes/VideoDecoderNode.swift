@@ -43,7 +43,7 @@ public final class VideoDecoderNode: MediaTransform {
     public func start(input: MediaFormat, output: MediaFormat, context: NodeContext) throws {
         decoder = try provider.makeDecoder(format: input.video!, threads: threads)
         self.context = context
-        timer.start(with: context)
+        timer.start(with: context, side: .receiving)
     }
 
     public func process(_ frame: EncodedFrame, into outbox: inout Outbox<VideoFrame>) throws {

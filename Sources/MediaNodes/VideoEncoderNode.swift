@@ -43,7 +43,7 @@ public final class VideoEncoderNode: MediaTransform {
     public func start(input: MediaFormat, output: MediaFormat, context: NodeContext) throws {
         format = input.video!
         encoder = try provider.makeEncoder(format: format!, settings: settings)
-        timer.start(with: context)
+        timer.start(with: context, side: .sending)
     }
 
     public func process(_ frame: VideoFrame, into outbox: inout Outbox<EncodedFrame>) throws {
