@@ -22,6 +22,10 @@ let package = Package(
         .library(name: "MediaNegotiation", targets: ["MediaNegotiation"]),
         .library(name: "MediaSRTP", targets: ["MediaSRTP"]),
         .executable(name: "sluice", targets: ["sluice"]),
+        .executable(name: "pipebench", targets: ["pipebench"]),
+        // The measured loops shared by Benchmarks/ and pipebench: bare C-library loops and the Sluice paths
+        // set beside them.
+        .library(name: "BenchLoops", targets: ["BenchLoops"]),
         // The bare C library and its shims, for benchmarks that compare against it.
         .library(name: "CVPX", targets: ["CVPX"]),
         .library(name: "COpenH264", targets: ["COpenH264"]),
@@ -116,6 +120,16 @@ let package = Package(
         .executableTarget(
             name: "sluice",
             dependencies: ["Sluice", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+        // Loops measured by Benchmarks/ and pipebench: the sample clip, graph harness, bare C-library loops
+        // (libvpx, libx264, OpenH264, libopus, libsrtp2) and the RTP/SRTP paths compared with them.
+        .target(
+            name: "BenchLoops",
+            dependencies: ["Sluice", "CVPX", "CSluiceShims", "CX264", "COpenH264", "COpus", "CSRTP"]),
+        // pipebench's scenarios, runners and output (table, JSON, SVG chart, comparison).
+        .target(name: "PipeBench", dependencies: ["BenchLoops", "Sluice"]),
+        .executableTarget(
+            name: "pipebench",
+            dependencies: ["PipeBench", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
 
         // Test helpers shared by the test targets (temporary folders, ffmpeg, sample media).
         .target(name: "TestSupport", dependencies: ["MediaCore", "MediaCodecs"], path: "Tests/TestSupport"),
@@ -135,6 +149,7 @@ let package = Package(
         .testTarget(name: "MediaSDPTests", dependencies: ["MediaSDP", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "MediaNegotiationTests", dependencies: ["MediaNegotiation", "MediaSDP", "TestSupport"]),
         .testTarget(name: "SluiceTests", dependencies: ["Sluice", "TestSupport"]),
+        .testTarget(name: "PipeBenchTests", dependencies: ["PipeBench"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -26,27 +26,29 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
-        // Setup shared by the benchmarks: the sample clip, a preloaded source, a byte-counting sink,
-        // the source -> encoder -> sink graph.
+        // Setup shared by the benchmarks: the graph benchmarks and configuration; re-exports BenchLoops (the
+        // sample clip, graph harness and bare-library loops, shared with pipebench).
         .target(
             name: "BenchmarkSupport",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "Sluice", package: "Sluice"),
+                .product(name: "BenchLoops", package: "Sluice"),
             ],
             path: "Support"
         ),
-        codecBenchmark("VP8Encode", extra: ["CVPX", "CSluiceShims"]),
-        codecBenchmark("X264Encode", extra: ["CX264"]),
+        codecBenchmark("VP8Encode", extra: []),
+        codecBenchmark("X264Encode", extra: []),
         codecBenchmark("OpenH264Codec", extra: ["CodecOpenH264"]),
-        codecBenchmark("OpusEncode", extra: ["COpus"]),
+        codecBenchmark("OpusEncode", extra: []),
         benchmark("GraphRuntime", dependencies: [.product(name: "MediaCore", package: "Sluice")]),
         benchmark("RTPBenchmarks", dependencies: [
             .product(name: "MediaCore", package: "Sluice"), .product(name: "MediaRTP", package: "Sluice"),
-            .product(name: "MediaSRTP", package: "Sluice"),
+            .product(name: "MediaSRTP", package: "Sluice"), .product(name: "BenchLoops", package: "Sluice"),
         ]),
         benchmark("SRTPBenchmarks", dependencies: [
             .product(name: "MediaSRTP", package: "Sluice"), .product(name: "CSRTP", package: "Sluice"),
+            .product(name: "BenchLoops", package: "Sluice"),
         ]),
     ]
 )

@@ -175,8 +175,9 @@ public final class OpenH264Encoder: VideoEncoder {
         return picture
     }
 
-    /// Fills the parameters `GetDefaultParams` gave with Sluice's settings.
-    private static func configure(_ p: inout SEncParamExt, format: VideoFormat, settings: VideoEncoderSettings) {
+    /// Fills the parameters `GetDefaultParams` gave with Sluice's settings (public for benchmarks that call
+    /// OpenH264 directly with the same parameters).
+    public static func configure(_ p: inout SEncParamExt, format: VideoFormat, settings: VideoEncoderSettings) {
         // OpenH264 2.3.1 rejects CAMERA_VIDEO_NON_REAL_TIME ("Invalid usage type"): not real-time means
         // more effort at the same usage.
         p.iUsageType = CAMERA_VIDEO_REAL_TIME

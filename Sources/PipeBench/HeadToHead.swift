@@ -1,0 +1,58 @@
+// Sluice and a bare library run in alternation in the same process, so machine noise hits both.
+
+/// A Sluice workload measured against the bare library doing the same work.
+///
+/// Each side is a closure that does one repetition and returns the units it handled (frames, packets).
+/// After one unmeasured warm-up round, rounds run until `size.seconds` have been measured (at least two
+/// rounds when there is time for them), alternating which side goes first (ABBA), so that drift and
+/// noise spread over both. Rates are medians over rounds; the ratio is the median of the rounds' ratios.
+public struct HeadToHead {
+    public var sluiceRates: [Double] = []
+    public var bareRates: [Double] = []
+
+    /// Runs `sluice` and `bare` in alternation for `size`.
+    public static func run(_ size: RunSize, sluice: () throws -> Int, bare: () throws -> Int) throws -> HeadToHead {
+        _ = try sluice()
+        _ = try bare()
+        var outcome = HeadToHead()
+        var measured = 0.0
+        var round = 0
+        func rate(_ body: () throws -> Int) throws -> Double {
+            let (units, wall, _) = try ProcessClock.measure(body)
+            measured += wall
+            return Double(units) / max(wall, 1e-9)
+        }
+        let minimumRounds = size.seconds > 0 ? 2 : 1
+        while round < minimumRounds || measured < size.seconds {
+            if round % 2 == 0 {
+                outcome.sluiceRates.append(try rate(sluice))
+                outcome.bareRates.append(try rate(bare))
+            } else {
+                outcome.bareRates.append(try rate(bare))
+                outcome.sluiceRates.append(try rate(sluice))
+            }
+            round += 1
+        }
+        return outcome
+    }
+
+    public var sluiceRate: Double { Self.median(sluiceRates) }
+    public var bareRate: Double { Self.median(bareRates) }
+    /// Median of the per-round ratios sluice/bare.
+    public var ratio: Double { Self.median(zip(sluiceRates, bareRates).map { $0 / $1 }) }
+
+    /// The result of scenario `name`: "sluice" and "bare" rates in `unit`, and their ratio against `target`.
+    public func result(_ name: String, unit: String, target: Double, notes: [String] = []) -> ScenarioResult {
+        ScenarioResult(scenario: name,
+                       metrics: [Metric("sluice", sluiceRate, unit: unit), Metric("bare", bareRate, unit: unit)],
+                       ratio: ratio, target: target,
+                       notes: notes + ["\(sluiceRates.count) rounds"])
+    }
+
+    static func median(_ values: [Double]) -> Double {
+        guard !values.isEmpty else { return 0 }
+        let sorted = values.sorted()
+        let middle = sorted.count / 2
+        return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+    }
+}

@@ -1,0 +1,118 @@
+// Encoding and decoding per codec through the graph (source -> codec node -> sink, one thread per
+// node) against the same library in a bare C loop, same settings, same frames.
+import BenchLoops
+import Sluice
+
+/// The codec scenarios: "encode.<codec>" and "decode.<codec>".
+enum CodecScenarios {
+    /// Settings shared by the video encoders: 800 kbit/s, realtime, one thread, no periodic keyframes.
+    static let videoSettings = VideoEncoderSettings(bitrate: 800_000, keyframeInterval: 3000, threads: 1, realtime: true)
+    /// Graph encoding and decoding should reach 97% of the bare library.
+    static let target = 0.97
+
+    static let all: [any Scenario] = [vp8Encode, vp8Decode, x264Encode, openh264Encode, openh264Decode, opusEncode, opusDecode]
+
+    /// The first `size` pictures of the sample (at most its 132).
+    static func pictures(_ size: RunSize) -> ArraySlice<VideoFrame> {
+        Sample.pictures.prefix(size.count(default: Sample.pictures.count))
+    }
+
+    /// Encoding the first `size` pictures of the sample through source -> VideoEncoderNode(`provider`) ->
+    /// sink, against `bare` encoding them with the same settings.
+    static func videoEncode(_ codec: String, _ summary: String, provider: any VideoEncoderProvider,
+                            bare: @escaping @Sendable (ArraySlice<VideoFrame>) -> Int) -> HeadToHeadScenario {
+        HeadToHeadScenario("encode.\(codec)", summary, unit: "frames/s", target: target) { size in
+            let input = pictures(size)
+            return Workload(
+                sluice: {
+                    _ = try encodeThroughGraph(input, format: .video(Sample.format),
+                                               with: VideoEncoderNode(provider, settings: videoSettings))
+                    return input.count
+                },
+                bare: {
+                    _ = bare(input)
+                    return input.count
+                })
+        }
+    }
+
+    static let vp8Encode = videoEncode(
+        "vp8", "VP8 encoding (libvpx, 640x360, 800 kbit/s realtime) through the graph vs bare libvpx",
+        provider: VP8EncoderProvider()) { BareVP8.encode($0, settings: videoSettings) }
+
+    static let x264Encode = videoEncode(
+        "x264", "H.264 encoding (libx264 veryfast/zerolatency, 640x360, 800 kbit/s) through the graph vs bare libx264",
+        provider: X264EncoderProvider()) { BareX264.encode($0, format: Sample.format, settings: videoSettings) }
+
+    static let openh264Encode = videoEncode(
+        "openh264", "H.264 encoding (OpenH264, 640x360, 800 kbit/s realtime) through the graph vs bare OpenH264",
+        provider: OpenH264EncoderProvider()) { BareOpenH264.encode($0, format: Sample.format, settings: videoSettings) }
+
+    static let vp8Decode = HeadToHeadScenario(
+        "decode.vp8", "VP8 decoding (libvpx, the 640x360 sample) through the graph vs bare libvpx",
+        unit: "frames/s", target: target
+    ) { size in
+        let input = Sample.vp8Frames.prefix(size.count(default: Sample.vp8Frames.count))
+        return Workload(
+            sluice: {
+                try runThroughGraph(input, format: .video(Sample.vp8Format), through: VideoDecoderNode(VP8DecoderProvider()),
+                                    into: PictureCounter()).pictures
+            },
+            bare: { BareVP8.decode(input) })
+    }
+
+    static let openh264Decode = HeadToHeadScenario(
+        "decode.openh264", "H.264 decoding (OpenH264, the sample encoded by OpenH264) through the graph vs bare OpenH264",
+        unit: "frames/s", target: target
+    ) { size in
+        let input = Sample.h264Frames.prefix(size.count(default: Sample.h264Frames.count))
+        return Workload(
+            sluice: {
+                try runThroughGraph(input, format: .video(Sample.compressedFormat(.h264)),
+                                    through: VideoDecoderNode(OpenH264DecoderProvider()), into: PictureCounter()).pictures
+            },
+            bare: { BareOpenH264.decode(input) })
+    }
+
+    /// The first `size` 20 ms packets' worth of the Opus clip (at most its 500).
+    static func opusPackets(_ size: RunSize) -> Int {
+        min(size.count(default: OpusClip.packets.count), OpusClip.frames.count / 2)
+    }
+
+    static let opusEncode = HeadToHeadScenario(
+        "encode.opus", "Opus encoding (libopus, 48 kHz stereo, 64 kbit/s, 20 ms) through the graph vs bare libopus",
+        unit: "packets/s", target: target
+    ) { size in
+        let packets = opusPackets(size)
+        let frames = OpusClip.frames.prefix(packets * 2)
+        let samples = OpusClip.samples.prefix(packets * OpusClip.packetSamples * OpusClip.channels)
+        return Workload(
+            sluice: {
+                _ = try encodeThroughGraph(frames, format: .audio(OpusClip.format),
+                                           with: AudioEncoderNode(OpusEncoderProvider(), settings: OpusClip.settings))
+                return packets
+            },
+            bare: {
+                _ = BareOpus.encode(samples)
+                return packets
+            })
+    }
+
+    static let opusDecode = HeadToHeadScenario(
+        "decode.opus", "Opus decoding (libopus, 48 kHz stereo, 20 ms packets) through the graph vs bare libopus",
+        unit: "packets/s", target: target
+    ) { size in
+        let input = OpusClip.packets.prefix(opusPackets(size))
+        return Workload(
+            sluice: {
+                _ = try runThroughGraph(input, format: .audio(OpusClip.opusFormat),
+                                        through: AudioDecoderNode(OpusDecoderProvider(), preferredOutput: Caps(.audio(OpusClip.format))),
+                                        into: SampleCounter())
+                return input.count
+            },
+            bare: {
+                _ = BareOpus.decode(input)
+                return input.count
+            })
+    }
+}

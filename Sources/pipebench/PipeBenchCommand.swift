@@ -1,0 +1,77 @@
+// pipebench: measures Sluice's pipelines against the bare libraries they wrap.
+import ArgumentParser
+import Foundation
+import PipeBench
+
+@main
+struct PipeBenchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pipebench",
+        abstract: "Measure Sluice's pipelines against the bare C libraries they wrap.",
+        discussion: """
+            Each scenario runs Sluice and, where there is one, the bare library (libvpx, libx264, OpenH264, \
+            libopus, libsrtp2) on the same input with the same settings, alternating repetitions so that \
+            machine noise hits both; figures are medians over repetitions. Run in release: \
+            swift run -c release pipebench.
+
+            Table columns: scenario; metric ("sluice" = through Sluice's graph or sessions, "bare" = the \
+            library in a plain C loop, other figures as named); value and unit; sluice/bare = the median \
+            of the repetitions' throughput ratios (100% = no overhead); target = the ratio the scenario \
+            should reach (97% for codecs, 90% for RTP/SRTP paths) and whether it did.
+
+            Malloc counts per frame or packet are not measured here: the Benchmarks/ package \
+            (package-benchmark) keeps them as thresholds (cd Benchmarks && swift package benchmark).
+            """)
+
+    @Flag(name: .long, help: "List the scenarios (* marks the default set) and exit.")
+    var list = false
+
+    @Argument(help: "Scenario names or shell globs (\"encode.*\"); none: the default set (about a minute on 2 cores).")
+    var scenarios: [String] = []
+
+    @Option(name: .long, help: "Measuring time per scenario, in seconds (warm-up not included).")
+    var seconds: Double = 4
+
+    @Option(name: .long, help: "Frames or packets per repetition (video: at most the sample's 132); default: each scenario's own.")
+    var frames: Int?
+
+    @Option(name: .long, help: "Write the results and the machine's description (cores, CPU, Swift and library versions, date, git commit) as JSON to this file.")
+    var json: String?
+
+    @Option(name: .long, help: "Write an SVG bar chart to this file: one bar per scenario, Sluice/bare in % with the target marked (throughput for scenarios without a bare run).")
+    var chart: String?
+
+    @Option(name: .long, help: "Compare with an earlier --json file: print the change of every shared scenario and metric in %.")
+    var compare: String?
+
+    mutating func validate() throws {
+        guard seconds >= 0 else { throw ValidationError("--seconds must not be negative") }
+        if let frames, frames < 1 { throw ValidationError("--frames must be at least 1") }
+    }
+
+    func run() throws {
+        let registry = ScenarioRegistry.builtIn
+        if list {
+            for scenario in registry.scenarios {
+                print("\(scenario.inDefaultSet ? "*" : " ") \(scenario.name.padding(toLength: 28, withPad: " ", startingAt: 0)) \(scenario.summary)")
+            }
+            return
+        }
+        let chosen = try registry.select(scenarios)
+        let report = try BenchRunner.run(chosen, size: RunSize(seconds: seconds, frames: frames),
+                                         starting: { FileHandle.standardError.write(Data("running \($0.name)...\n".utf8)) })
+        print(ResultTable.render(report.results))
+        print("\nTotal \(ResultTable.format(report.totalSeconds, digits: 1)) s on \(report.machine.cores) cores (\(report.machine.cpuModel))")
+        if let json {
+            try report.json().write(to: URL(fileURLWithPath: json))
+        }
+        if let chart {
+            try SVGChart.render(report.results).write(toFile: chart, atomically: true, encoding: .utf8)
+        }
+        if let compare {
+            let old = try BenchReport(contentsOf: compare)
+            print("\nChange since \(compare) (\(old.machine.date), \(old.machine.gitCommit?.prefix(10) ?? "no commit")):")
+            print(Comparison.render(Comparison.changes(from: old, to: report)))
+        }
+    }
+}

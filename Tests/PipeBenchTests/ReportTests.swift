@@ -1,0 +1,73 @@
+// JSON round trip, --compare arithmetic and the SVG chart, on synthetic results.
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+import PipeBench
+import Testing
+
+@Suite struct ReportTests {
+    static func report(sluice: Double, bare: Double, transcode: Double) -> BenchReport {
+        BenchReport(
+            machine: MachineInfo(cores: 2, cpuModel: "Test CPU", swiftVersion: "6.3.1", libraries: ["libvpx": "v1.12.0"],
+                                 date: "2026-01-01T00:00:00Z", gitCommit: "abc"),
+            size: RunSize(seconds: 1, frames: 10), totalSeconds: 3,
+            results: [
+                ScenarioResult(scenario: "encode.vp8",
+                               metrics: [Metric("sluice", sluice, unit: "frames/s"), Metric("bare", bare, unit: "frames/s")],
+                               ratio: sluice / bare, target: 0.97,
+                               latencies: [StageLatency(stage: "encode", milliseconds: [1, 2, 3, 4])], notes: ["n"]),
+                ScenarioResult(scenario: "transcode.h264-vp8",
+                               metrics: [Metric("sluice", transcode, unit: "frames/s"),
+                                         Metric("latency", 10, unit: "ms", higherIsBetter: false)]),
+            ])
+    }
+
+    @Test func jsonRoundTrip() throws {
+        let report = Self.report(sluice: 400, bare: 500, transcode: 90)
+        #expect(try BenchReport(json: report.json()) == report)
+    }
+
+    @Test func compareGivesPercentChangePerMetric() throws {
+        let old = Self.report(sluice: 400, bare: 500, transcode: 100)
+        var new = Self.report(sluice: 500, bare: 500, transcode: 90)
+        new.results[1].metrics[1].value = 5
+        let changes = Comparison.changes(from: old, to: new)
+        func change(_ scenario: String, _ metric: String) -> MetricChange? {
+            changes.first { $0.scenario == scenario && $0.metric == metric }
+        }
+        #expect(change("encode.vp8", "sluice")?.percent == 25)
+        #expect(change("encode.vp8", "bare")?.percent == 0)
+        #expect(change("encode.vp8", "bare")?.improved == nil)
+        #expect(change("encode.vp8", "sluice/bare")?.percent == 25)  // 80% -> 100%
+        #expect(change("transcode.h264-vp8", "sluice")?.percent == -10)
+        #expect(change("transcode.h264-vp8", "sluice")?.improved == false)
+        #expect(change("transcode.h264-vp8", "latency")?.percent == -50)
+        #expect(change("transcode.h264-vp8", "latency")?.improved == true)  // lower latency is better
+        #expect(Comparison.render(changes).contains("+25.0% better"))
+    }
+
+    @Test func percentilesByNearestRank() {
+        let latency = StageLatency(stage: "s", milliseconds: (1...100).map(Double.init))
+        #expect([latency.p50, latency.p90, latency.p99, latency.max] == [50, 90, 99, 100])
+    }
+
+    @Test func chartIsWellFormedWithOneBarPerScenario() throws {
+        let results = Self.report(sluice: 400, bare: 500, transcode: 90).results
+        let svg = SVGChart.render(results)
+        let document = try XMLDocument(xmlString: svg)
+        #expect(document.rootElement()?.name == "svg")
+        let bars = try document.nodes(forXPath: "//*[local-name()='rect'][@class='bar']")
+        #expect(bars.count == results.count)
+    }
+
+    @Test func tableAlignsColumnsAndShowsTheRatio() {
+        let table = ResultTable.render(Self.report(sluice: 400, bare: 500, transcode: 90).results)
+        let lines = table.split(separator: "\n")
+        #expect(lines[0].hasPrefix("scenario"))
+        #expect(table.contains("80.0%"))
+        #expect(table.contains("MISSED"))
+        let unitColumn = lines[0].range(of: "unit")!.lowerBound.utf16Offset(in: lines[0])
+        #expect(lines[1].dropFirst(unitColumn).hasPrefix("frames/s"))
+    }
+}
