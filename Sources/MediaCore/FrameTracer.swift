@@ -60,28 +60,26 @@ public struct LatencyDistribution: Sendable, Hashable, CustomStringConvertible {
     /// Frames measured.
     public var count: Int
     public var p50: ClockTime
+    public var p90: ClockTime
     public var p95: ClockTime
     public var p99: ClockTime
     public var min: ClockTime
     public var max: ClockTime
     public var mean: ClockTime
 
-    public static let empty = LatencyDistribution(count: 0, p50: .zero, p95: .zero, p99: .zero, min: .zero, max: .zero, mean: .zero)
+    public static let empty = LatencyDistribution(Histogram<UInt64>(highestTrackableValue: 2))
 
     init(_ histogram: Histogram<UInt64>) {
         func time(_ microseconds: UInt64) -> ClockTime { ClockTime(nanoseconds: Int64(microseconds) * 1000) }
         let empty = histogram.totalCount == 0
         count = Int(histogram.totalCount)
         p50 = time(empty ? 0 : histogram.valueAtPercentile(50))
+        p90 = time(empty ? 0 : histogram.valueAtPercentile(90))
         p95 = time(empty ? 0 : histogram.valueAtPercentile(95))
         p99 = time(empty ? 0 : histogram.valueAtPercentile(99))
         min = time(empty ? 0 : histogram.min)
         max = time(empty ? 0 : histogram.max)
         mean = empty ? .zero : ClockTime(nanoseconds: Int64(histogram.mean * 1000))
-    }
-
-    init(count: Int, p50: ClockTime, p95: ClockTime, p99: ClockTime, min: ClockTime, max: ClockTime, mean: ClockTime) {
-        (self.count, self.p50, self.p95, self.p99, self.min, self.max, self.mean) = (count, p50, p95, p99, min, max, mean)
     }
 
     public var description: String {
