@@ -43,6 +43,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
     ],
     targets: [
         // C libraries, wrapped once at the edge.
@@ -84,7 +85,8 @@ let package = Package(
         // Media time, formats, frames, pools, the graph runtime.
         .target(
             name: "MediaCore",
-            dependencies: [.product(name: "DequeModule", package: "swift-collections")]),
+            dependencies: [.product(name: "DequeModule", package: "swift-collections"),
+                           .product(name: "Histogram", package: "hdrhistogram-swift")]),
         // Encoder/decoder protocols and the codec registry.
         .target(name: "MediaCodecs", dependencies: ["MediaCore"]),
         // VP8 through libvpx.
@@ -149,7 +151,9 @@ let package = Package(
 
         // Test helpers shared by the test targets (temporary folders, ffmpeg, sample media).
         .target(name: "TestSupport", dependencies: ["MediaCore", "MediaCodecs"], path: "Tests/TestSupport"),
-        .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore"]),
+        // glibc's heap figures (mallinfo2) for allocation tests.
+        .target(name: "CHeapStats", path: "Tests/CHeapStats"),
+        .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore", "CHeapStats"]),
         .testTarget(name: "MediaConvertTests", dependencies: ["MediaConvert", "TestSupport"]),
         .testTarget(name: "MediaFilesTests", dependencies: ["MediaFiles", "TestSupport"]),
         .testTarget(name: "CodecVPXTests", dependencies: ["CodecVPX", "MediaFiles", "TestSupport"]),

@@ -48,6 +48,11 @@ public final class Graph: @unchecked Sendable {
         self.edgeCapacity = edgeCapacity
     }
 
+    /// Per-frame latency tracing: nodes find the tracer in their `NodeContext`; set before `build()`.
+    public var tracing: FrameTracing? {
+        willSet { precondition(!built, "graph already built") }
+    }
+
     // MARK: Building
 
     @discardableResult
@@ -133,7 +138,8 @@ public final class Graph: @unchecked Sendable {
     }
 
     private func context(for runner: NodeRunner) -> NodeContext {
-        NodeContext(nodeName: runner.name, clock: clock) { [weak runner] event in
+        if let tracing { runner.trace(with: tracing) }
+        return NodeContext(nodeName: runner.name, clock: clock, tracing: tracing) { [weak runner] event in
             guard let runner else { return }
             if let upstream = runner.upstream { upstream.post(event) } else { runner.eventsUnhandled.add(1, ordering: .relaxed) }
         }
@@ -297,6 +303,34 @@ public struct NodeReport: Sendable, Hashable {
 }
 
 /// What a finished run did.
+/// How a graph traces frames: the tracer its nodes record their stages in, the side of the call
+/// the graph is (nodes record only their side's stages: a decoder before an encoder on the sending
+/// side records nothing), and the stages its runtime records for every item a source produces and
+/// a sink takes (nil: none).
+public struct FrameTracing: Sendable {
+    public var tracer: FrameTracer
+    public var side: FrameTracer.Side
+    public var sources: FrameStage?
+    public var sinks: FrameStage?
+
+    public init(tracer: FrameTracer, side: FrameTracer.Side, sources: FrameStage? = nil, sinks: FrameStage? = nil) {
+        self.tracer = tracer
+        self.side = side
+        self.sources = sources
+        self.sinks = sinks
+    }
+
+    /// A sending graph: its sources' items are captured frames.
+    public static func sending(_ tracer: FrameTracer) -> FrameTracing {
+        FrameTracing(tracer: tracer, side: .sending, sources: .capture)
+    }
+
+    /// A receiving graph: its sinks' items are delivered frames.
+    public static func receiving(_ tracer: FrameTracer) -> FrameTracing {
+        FrameTracing(tracer: tracer, side: .receiving, sinks: .sink)
+    }
+}
+
 public struct GraphReport: Sendable {
     /// Wall time (threaded) or clock time (deterministic) from start to end.
     public var elapsed: ClockTime

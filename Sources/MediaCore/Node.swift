@@ -26,15 +26,31 @@ public enum UpstreamEvent: Sendable, Hashable, CustomStringConvertible {
 public struct NodeContext: Sendable {
     public let nodeName: String
     public let clock: any MediaClock
+    /// How the graph traces frames, when it does.
+    public let tracing: FrameTracing?
     let sendUpstreamEvent: @Sendable (UpstreamEvent) -> Void
+
+    init(nodeName: String, clock: any MediaClock, tracing: FrameTracing? = nil,
+         sendUpstreamEvent: @escaping @Sendable (UpstreamEvent) -> Void) {
+        self.nodeName = nodeName
+        self.clock = clock
+        self.tracing = tracing
+        self.sendUpstreamEvent = sendUpstreamEvent
+    }
+
+    /// Where a node records the `FrameStage`s of `side` it passes frames through: nil unless the
+    /// graph traces that side of the call.
+    public func tracer(for side: FrameTracer.Side) -> FrameTracer? {
+        tracing.flatMap { $0.side == side ? $0.tracer : nil }
+    }
 
     /// Sends `event` to the node feeding this one; it travels on until a node handles it.
     public func sendUpstream(_ event: UpstreamEvent) { sendUpstreamEvent(event) }
 
     /// A context for driving a node by hand (tests, tools), outside any graph.
-    public static func standalone(name: String, clock: any MediaClock = SystemClock(),
+    public static func standalone(name: String, clock: any MediaClock = SystemClock(), tracing: FrameTracing? = nil,
                                   upstream: @escaping @Sendable (UpstreamEvent) -> Void = { _ in }) -> NodeContext {
-        NodeContext(nodeName: name, clock: clock, sendUpstreamEvent: upstream)
+        NodeContext(nodeName: name, clock: clock, tracing: tracing, sendUpstreamEvent: upstream)
     }
 }
 

@@ -30,7 +30,13 @@ class NodeRunner: @unchecked Sendable {
     let itemsOut = Atomic<Int>(0)
     let eventsUnhandled = Atomic<Int>(0)
 
+    /// The stage the runtime records for this node's items (a source's output, a sink's input).
+    var traced: (tracer: FrameTracer, stage: FrameStage)?
+
     init(name: String) { self.name = name }
+
+    /// Records the stage `tracing` gives this kind of node, if any.
+    func trace(with tracing: FrameTracing) {}
 
     // MARK: Negotiation (see Graph.build)
 
@@ -128,6 +134,7 @@ final class SourceRunner<Source: MediaSource>: ProducerRunner<Source.Output>, @u
     }
 
     override var node: any MediaNode { source }
+    override func trace(with tracing: FrameTracing) { traced = tracing.sources.map { (tracing.tracer, $0) } }
     override func offeredCaps() throws -> Caps? { try source.outputCaps() }
     override func start(context: NodeContext) throws { try source.start(output: outputFormat!, context: context) }
 
@@ -143,6 +150,7 @@ final class SourceRunner<Source: MediaSource>: ProducerRunner<Source.Output>, @u
         }
         switch production {
         case .item(let item):
+            if let traced { traced.tracer.record(traced.stage, pts: item.pts) }
             outbox.emit(item)
             return deliverOutbox(end: false) ? .progressed : .done
         case .wait(let deadline):
@@ -197,6 +205,7 @@ final class SinkRunner<Sink: MediaSink>: NodeRunner, @unchecked Sendable {
     }
 
     override var node: any MediaNode { sink }
+    override func trace(with tracing: FrameTracing) { traced = tracing.sinks.map { (tracing.tracer, $0) } }
     override var acceptedCaps: Caps? { sink.inputCaps }
     override func start(context: NodeContext) throws { try sink.start(input: inputFormat!, context: context) }
 
@@ -206,6 +215,7 @@ final class SinkRunner<Sink: MediaSink>: NodeRunner, @unchecked Sendable {
         switch packet {
         case .item(let item):
             try sink.consume(item)
+            if let traced { traced.tracer.record(traced.stage, pts: item.pts) }
             itemsIn.add(1, ordering: .relaxed)
             return .progressed
         case .end:

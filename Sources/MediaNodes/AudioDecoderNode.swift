@@ -17,10 +17,15 @@ public final class AudioDecoderNode: MediaTransform {
     private var decoder: (any AudioDecoder)?
     private var expectedPTS: MediaTime?
 
+    private let counters = CodecCounters(DecoderStatistics())
+    private var timer = CodecCallTimer()
+
+    /// What the node has decoded so far (audio frames out as frames); safe from any thread.
+    public var statistics: DecoderStatistics { counters.snapshot }
     /// Packets the decoder rejected (each replaced by concealment).
-    public private(set) var corruptPackets = 0
+    public var corruptPackets: Int { statistics.corruptFrames }
     /// Audio made up (or rebuilt from redundancy) for missing or rejected packets.
-    public private(set) var concealedSamples = 0
+    public var concealedSamples: Int { statistics.concealedSamples }
     public private(set) var firstError: String?
 
     public init(_ provider: any AudioDecoderProvider, preferredOutput: Caps? = nil, preSkip: Int = 0,
@@ -43,19 +48,24 @@ public final class AudioDecoderNode: MediaTransform {
 
     public func start(input: MediaFormat, output: MediaFormat, context: NodeContext) throws {
         decoder = try provider.makeDecoder(input: input.audio!, output: output.audio!, preSkip: preSkip)
+        timer.start(with: context, side: .receiving)
     }
 
     public func process(_ packet: EncodedFrame, into outbox: inout Outbox<AudioFrame>) throws {
         if let expected = expectedPTS, packet.pts > expected {
             try decoder!.recoverLoss(packet.pts - expected, from: packet) { frame in
-                concealedSamples += frame.sampleCount
-                outbox.emit(frame)
+                counters.update { $0.concealedSamples += frame.sampleCount }
+                emit(frame, into: &outbox)
             }
         }
         do {
-            try decoder!.decode(packet) { outbox.emit($0) }
+            let spent = try timer.time(nil, pts: packet.pts) { try decoder!.decode(packet) { emit($0, into: &outbox) } }
+            counters.update { statistics in
+                statistics.totalDecodeTime = statistics.totalDecodeTime + spent
+                statistics.keyFramesDecoded += 1
+            }
         } catch let error as CodecError {
-            corruptPackets += 1
+            counters.update { $0.corruptFrames += 1 }
             if firstError == nil { firstError = "\(error)" }
             try conceal(packet.duration ?? MediaTime(20, timebase: Rational(1, 1000)), into: &outbox)
         }
@@ -64,13 +74,19 @@ public final class AudioDecoderNode: MediaTransform {
 
     private func conceal(_ gap: MediaTime, into outbox: inout Outbox<AudioFrame>) throws {
         try decoder!.concealLoss(duration: gap) { frame in
-            concealedSamples += frame.sampleCount
-            outbox.emit(frame)
+            counters.update { $0.concealedSamples += frame.sampleCount }
+            emit(frame, into: &outbox)
         }
     }
 
     public func finish(into outbox: inout Outbox<AudioFrame>) throws {
-        try decoder!.flush { outbox.emit($0) }
+        try decoder!.flush { emit($0, into: &outbox) }
+    }
+
+    private func emit(_ frame: AudioFrame, into outbox: inout Outbox<AudioFrame>) {
+        let now = timer.record(.decodeEnd, pts: frame.pts)
+        counters.update { $0.framesDecoded += 1; $0.rate.count(at: now) }
+        outbox.emit(frame)
     }
 
     public func close() { decoder = nil }

@@ -9,8 +9,13 @@ public final class AudioEncoderNode: MediaTransform {
     public private(set) var settings: AudioEncoderSettings
     private var encoder: (any AudioEncoder)?
 
+    private let counters = CodecCounters(EncoderStatistics())
+    private var timer = CodecCallTimer()
+
+    /// What the node has encoded so far (packets as frames); safe from any thread while running.
+    public var statistics: EncoderStatistics { counters.snapshot }
     /// Compressed bytes emitted so far.
-    public private(set) var bytesOut = 0
+    public var bytesOut: Int { statistics.bytesEncoded }
 
     public init(_ provider: any AudioEncoderProvider, settings: AudioEncoderSettings, name: String? = nil) {
         self.provider = provider
@@ -31,10 +36,12 @@ public final class AudioEncoderNode: MediaTransform {
 
     public func start(input: MediaFormat, output: MediaFormat, context: NodeContext) throws {
         encoder = try provider.makeEncoder(format: input.audio!, settings: settings)
+        timer.start(with: context, side: .sending)
     }
 
     public func process(_ frame: AudioFrame, into outbox: inout Outbox<EncodedFrame>) throws {
-        try encoder!.encode(frame) { emit($0, into: &outbox) }
+        let spent = try timer.time(.encodeStart, pts: frame.pts) { try encoder!.encode(frame) { emit($0, into: &outbox) } }
+        counters.update { $0.totalEncodeTime = $0.totalEncodeTime + spent }
     }
 
     public func finish(into outbox: inout Outbox<EncodedFrame>) throws {
@@ -42,7 +49,13 @@ public final class AudioEncoderNode: MediaTransform {
     }
 
     private func emit(_ packet: EncodedFrame, into outbox: inout Outbox<EncodedFrame>) {
-        bytesOut += packet.byteCount
+        let now = timer.record(.encodeEnd, pts: packet.pts)
+        counters.update { statistics in
+            statistics.framesEncoded += 1
+            statistics.rate.count(at: now)
+            statistics.keyFramesEncoded += 1  // every Opus packet decodes on its own
+            statistics.bytesEncoded += packet.byteCount
+        }
         outbox.emit(packet)
     }
 

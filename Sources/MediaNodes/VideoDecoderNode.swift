@@ -15,11 +15,15 @@ public final class VideoDecoderNode: MediaTransform {
     private var decoder: (any VideoDecoder)?
     private var context: NodeContext?
     private var awaitingKeyframe = true
+    private let counters = CodecCounters(DecoderStatistics())
+    private var timer = CodecCallTimer()
 
+    /// What the node has decoded so far; safe from any thread while running.
+    public var statistics: DecoderStatistics { counters.snapshot }
     /// Frames the decoder rejected.
-    public private(set) var corruptFrames = 0
+    public var corruptFrames: Int { statistics.corruptFrames }
     /// Frames dropped while waiting for a keyframe after an error (or at the start).
-    public private(set) var skippedFrames = 0
+    public var skippedFrames: Int { statistics.skippedFrames }
     /// The message of the first rejection, for reports.
     public private(set) var firstError: String?
 
@@ -39,18 +43,23 @@ public final class VideoDecoderNode: MediaTransform {
     public func start(input: MediaFormat, output: MediaFormat, context: NodeContext) throws {
         decoder = try provider.makeDecoder(format: input.video!, threads: threads)
         self.context = context
+        timer.start(with: context, side: .receiving)
     }
 
     public func process(_ frame: EncodedFrame, into outbox: inout Outbox<VideoFrame>) throws {
         if awaitingKeyframe {
-            guard frame.isKeyframe else { skippedFrames += 1; return }
+            guard frame.isKeyframe else { counters.update { $0.skippedFrames += 1 }; return }
             awaitingKeyframe = false
         }
         do {
-            try decoder!.decode(frame) { outbox.emit($0) }
+            let spent = try timer.time(nil, pts: frame.pts) { try decoder!.decode(frame) { emit($0, into: &outbox) } }
+            counters.update { statistics in
+                statistics.totalDecodeTime = statistics.totalDecodeTime + spent
+                if frame.isKeyframe { statistics.keyFramesDecoded += 1 }
+            }
         } catch {
             if failOnCorruptFrame { throw error }
-            corruptFrames += 1
+            counters.update { $0.corruptFrames += 1 }
             if firstError == nil { firstError = "\(error)" }
             awaitingKeyframe = true
             context?.sendUpstream(.keyframeRequest)
@@ -58,7 +67,17 @@ public final class VideoDecoderNode: MediaTransform {
     }
 
     public func finish(into outbox: inout Outbox<VideoFrame>) throws {
-        try decoder!.flush { outbox.emit($0) }
+        try decoder!.flush { emit($0, into: &outbox) }
+    }
+
+    private func emit(_ picture: VideoFrame, into outbox: inout Outbox<VideoFrame>) {
+        let now = timer.record(.decodeEnd, pts: picture.pts)
+        counters.update { statistics in
+            statistics.framesDecoded += 1
+            statistics.rate.count(at: now)
+            (statistics.frameWidth, statistics.frameHeight) = (picture.width, picture.height)
+        }
+        outbox.emit(picture)
     }
 
     public func close() { decoder = nil }

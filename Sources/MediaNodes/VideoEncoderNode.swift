@@ -15,12 +15,16 @@ public final class VideoEncoderNode: MediaTransform {
     private var format: VideoFormat?
     private var keyframePending = false
 
-    /// Counters, readable after the run.
-    public private(set) var keyframes = 0
-    public private(set) var bytesOut = 0
-    public private(set) var keyframeRequests = 0
+    private let counters = CodecCounters(EncoderStatistics())
+    private var timer = CodecCallTimer()
+
+    /// What the node has encoded so far; safe from any thread while running.
+    public var statistics: EncoderStatistics { counters.snapshot }
+    public var keyframes: Int { statistics.keyFramesEncoded }
+    public var bytesOut: Int { statistics.bytesEncoded }
+    public var keyframeRequests: Int { statistics.keyframeRequests }
     /// Times the encoder started again at a new picture size.
-    public private(set) var reconfigurations = 0
+    public var reconfigurations: Int { statistics.reconfigurations }
 
     public init(_ provider: any VideoEncoderProvider, settings: VideoEncoderSettings, name: String? = nil) {
         self.provider = provider
@@ -39,6 +43,7 @@ public final class VideoEncoderNode: MediaTransform {
     public func start(input: MediaFormat, output: MediaFormat, context: NodeContext) throws {
         format = input.video!
         encoder = try provider.makeEncoder(format: format!, settings: settings)
+        timer.start(with: context, side: .sending)
     }
 
     public func process(_ frame: VideoFrame, into outbox: inout Outbox<EncodedFrame>) throws {
@@ -48,12 +53,18 @@ public final class VideoEncoderNode: MediaTransform {
             (format.width, format.height) = (frame.width, frame.height)
             encoder = try provider.makeEncoder(format: format, settings: settings)
             self.format = format
-            reconfigurations += 1
+            counters.update { $0.reconfigurations += 1 }
             keyframePending = true
         }
         let force = keyframePending
         keyframePending = false
-        try encoder!.encode(frame, forceKeyframe: force) { emit($0, into: &outbox) }
+        let spent = try timer.time(.encodeStart, pts: frame.pts) {
+            try encoder!.encode(frame, forceKeyframe: force) { emit($0, into: &outbox) }
+        }
+        counters.update { statistics in
+            statistics.totalEncodeTime = statistics.totalEncodeTime + spent
+            (statistics.frameWidth, statistics.frameHeight) = (frame.width, frame.height)
+        }
     }
 
     public func finish(into outbox: inout Outbox<EncodedFrame>) throws {
@@ -61,15 +72,20 @@ public final class VideoEncoderNode: MediaTransform {
     }
 
     private func emit(_ frame: EncodedFrame, into outbox: inout Outbox<EncodedFrame>) {
-        if frame.isKeyframe { keyframes += 1 }
-        bytesOut += frame.byteCount
+        let now = timer.record(.encodeEnd, pts: frame.pts)
+        counters.update { statistics in
+            statistics.framesEncoded += 1
+            statistics.rate.count(at: now)
+            if frame.isKeyframe { statistics.keyFramesEncoded += 1 }
+            statistics.bytesEncoded += frame.byteCount
+        }
         outbox.emit(frame)
     }
 
     public func handle(_ event: UpstreamEvent) throws -> Bool {
         switch event {
         case .keyframeRequest:
-            keyframeRequests += 1
+            counters.update { $0.keyframeRequests += 1 }
             keyframePending = true
         case .bitrateChange(let bitsPerSecond):
             try encoder?.setBitrate(bitsPerSecond)

@@ -151,6 +151,18 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
     private var lastKeyframeRequest: ClockTime?
     private var lastPictureID: Int?
     private var nackList: [UInt16] = []
+    /// The first and last packet arrivals of the frame being assembled.
+    private var releasedArrivals = (first: ClockTime.zero, last: ClockTime.zero)
+    /// The frame `nextFrame` returned last.
+    public private(set) var lastRelease: Release?
+
+    /// What is known of a frame released: its RTP timestamp and when its packets came.
+    public struct Release: Sendable, Hashable {
+        public var rtpTimestamp: UInt32
+        public var firstArrival: ClockTime
+        public var lastArrival: ClockTime
+        public var releasedAt: ClockTime
+    }
 
     public init(depacketizer: Depacketizer, configuration: Configuration = .init(), pool: BufferPool) {
         self.depacketizer = depacketizer
@@ -217,7 +229,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         slots[index].copyMemory(from: payload)
         entries[index] = Entry(sequence: sequence, timestamp: timestamp, state: .held, length: payload.count,
                                mediaByteCount: info.mediaByteCount, marker: packet.header.marker,
-                               startsFrame: info.startsFrame, isKeyframe: info.isKeyframe)
+                               startsFrame: info.startsFrame, isKeyframe: info.isKeyframe, arrival: arrival)
         if !isRTX && !wasNACKed {
             let transit = arrival.nanoseconds - nanoseconds(timestamp)
             minimumTransit = min(minimumTransit, transit)
@@ -326,6 +338,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
                 if waitingForKeyframe && !isKeyframe {
                     drop(through: end)
                 } else if let frame = assemble(through: end, timestamp: timestamp) {
+                    noteRelease(of: frame, timestamp: timestamp, at: now)
                     return frame
                 }
             }
@@ -425,7 +438,13 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
     /// Assembles `base...end` into a pooled buffer; nil (and the frame dropped) when it does not fit together.
     private mutating func assemble(through end: Int64, timestamp: Int64) -> EncodedFrame? {
         var size = 0
-        for sequence in base...end { size += entry(sequence).mediaByteCount }
+        var arrivals = (first: ClockTime.max, last: ClockTime.zero)
+        for sequence in base...end {
+            let current = entry(sequence)
+            size += current.mediaByteCount
+            arrivals = (min(arrivals.first, current.arrival), max(arrivals.last, current.arrival))
+        }
+        releasedArrivals = arrivals
         let buffer = pool.acquire(capacity: max(1, size))
         let output = buffer.storage
         depacketizer.startFrame()
@@ -611,12 +630,23 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
 
     private func entry(_ sequence: Int64) -> Entry { entries[slots.index(Int(truncatingIfNeeded: sequence))] }
 
+    /// Notes the frame released at `now`, for tracing and the W3C jitter-buffer sums.
+    private mutating func noteRelease(of frame: EncodedFrame, timestamp: Int64, at now: ClockTime) {
+        // Released at the end of time (the stream is over): counted as released at its last packet.
+        let now = now == .max ? releasedArrivals.last : now
+        lastRelease = Release(rtpTimestamp: UInt32(truncatingIfNeeded: timestamp), firstArrival: releasedArrivals.first,
+                              lastArrival: releasedArrivals.last, releasedAt: now)
+        counters.totalDelay = counters.totalDelay + (now - releasedArrivals.first)
+        counters.totalTargetDelay = counters.totalTargetDelay + targetDelay
+    }
+
     // MARK: Statistics and reports
 
     public var statistics: JitterBufferStatistics {
         var statistics = counters
         statistics.jitter = reception.jitter
         statistics.jitterSeconds = reception.jitterSeconds
+        statistics.cumulativeLost = reception.cumulativeLost
         statistics.targetDelay = targetDelay
         return statistics
     }
@@ -647,6 +677,8 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         var nackDue = ClockTime.zero
         /// When the last NACK for it went out.
         var nackedAt = ClockTime.zero
+        /// When the packet arrived (held packets).
+        var arrival = ClockTime.zero
     }
 }
 
@@ -670,6 +702,11 @@ public struct JitterBufferStatistics: Sendable, Hashable {
     /// Packets that arrived after being NACKed, or as RTX.
     public var recovered = 0
     public var framesReleased = 0
+    /// Summed over the frames released: the time from a frame's first packet's arrival to its
+    /// release (W3C webrtc-stats `jitterBufferDelay`), and the target delay at its release
+    /// (`jitterBufferTargetDelay`); `framesReleased` is their `jitterBufferEmittedCount`.
+    public var totalDelay = ClockTime.zero
+    public var totalTargetDelay = ClockTime.zero
     /// Frames given up incomplete, undecodable, or dropped while waiting for a keyframe.
     public var framesDropped = 0
     public var keyframeRequests = 0
@@ -677,6 +714,9 @@ public struct JitterBufferStatistics: Sendable, Hashable {
     public var jitter: Double = 0
     public var jitterSeconds: Double = 0
     public var targetDelay = ClockTime.zero
+    /// Packets expected less packets received (RFC 3550 §6.4.1's cumulative number of packets
+    /// lost; W3C webrtc-stats `packetsLost`): retransmissions make up for losses.
+    public var cumulativeLost: Int64 = 0
 
     public init() {}
 }

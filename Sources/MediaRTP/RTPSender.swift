@@ -83,6 +83,7 @@ public struct RTPSender<Packetizer: RTPPacketizer>: Sendable {
             try emit(UnsafeRawBufferPointer(rebasing: slot[0..<length]))
         }
         lastFrame = (timestamp, now)
+        statistics.frameCount += 1
     }
 
     /// Sends packet `sequenceNumber` again if the history still holds it: as it was, or as an RTX
@@ -96,6 +97,7 @@ public struct RTPSender<Packetizer: RTPPacketizer>: Sendable {
             return false
         }
         statistics.retransmissions += 1
+        statistics.retransmittedOctetCount += original.count - RTPHeader.fixedLength
         guard let rtx = configuration.rtx else {
             try emit(original)
             return true
@@ -139,6 +141,10 @@ public struct RTPSenderStatistics: Sendable, Hashable {
     /// RTP data packets and their payload octets (RFC 3550 §6.4.1's sender counts).
     public var packetCount = 0
     public var octetCount = 0
+    /// Frames sent (each as one or more packets).
+    public var frameCount = 0
+    /// Payload bytes of the packets retransmitted.
+    public var retransmittedOctetCount = 0
     /// Packets sent again on request, and requests for packets no longer kept.
     public var retransmissions = 0
     public var retransmissionsMissed = 0

@@ -69,6 +69,10 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
 
     public let configuration: Configuration
     public let sockets: RTPSessionSockets
+    /// Records `receiveFirst`, `receiveLast` and `jitterRelease` of each frame, and maps the
+    /// tracer's receiving timestamps at the first frame; set before receiving. Arrival times are the
+    /// session clock's: give the tracer the same clock.
+    public var tracer: FrameTracer?
     private let clock: any MediaClock
     private var jitterBuffer: JitterBuffer<Depacketizer>
     private var stream: (ssrc: UInt32, payloadType: UInt8)?
@@ -105,6 +109,7 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
             let now = clock.now
             if let frame = jitterBuffer.nextFrame(at: goodbye ? .max : now) {
                 publish()
+                if let tracer, let release = jitterBuffer.lastRelease { trace(frame, release, in: tracer) }
                 return .frame(frame)
             }
             try sendFeedback(at: now)
@@ -114,6 +119,18 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
             if let due = jitterBuffer.nextDeadline { wake = min(wake, due) }
             try receive(timeout: max(.zero, wake - now))
         }
+    }
+
+    private func trace(_ frame: EncodedFrame, _ release: JitterBuffer<Depacketizer>.Release, in tracer: FrameTracer) {
+        if !tracer.hasMapping(.receiving) {
+            // The jitter buffer's pts count in RTP units from its first frame's timestamp.
+            let ticks = UInt32(truncatingIfNeeded: frame.pts.rescaled(to: Rational(1, Depacketizer.clockRate)).value)
+            tracer.mapTimestamps(.receiving, clockRate: Depacketizer.clockRate, offset: release.rtpTimestamp &- ticks)
+        }
+        tracer.record(.receiveFirst, rtpTimestamp: release.rtpTimestamp, at: release.firstArrival)
+        tracer.record(.receiveLast, rtpTimestamp: release.rtpTimestamp, at: release.lastArrival)
+        // After the BYE the buffer releases everything at once; the frame leaves now.
+        tracer.record(.jitterRelease, rtpTimestamp: release.rtpTimestamp, at: goodbye ? clock.now : release.releasedAt)
     }
 
     /// What the session received and sent; safe to read from any thread (updated at each `next`).
@@ -199,6 +216,7 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
         }
         counts.packetsReceived += 1
         counts.bytesReceived += bytes.count
+        counts.payloadBytesReceived += packet.payloadRange.count - (isRTX ? 2 : 0)
         _ = jitterBuffer.insert(packet, in: bytes, arrival: now)
     }
 
@@ -236,6 +254,7 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
             extra.append(.genericNACK(GenericNACK(senderSSRC: configuration.localSSRC, mediaSSRC: stream.ssrc,
                                                   lostSequenceNumbers: feedback.nacks)))
             counts.nacksSent += 1
+            counts.packetsNACKed += feedback.nacks.count
         }
         if feedback.keyframeRequest {
             extra.append(.pictureLossIndication(PictureLossIndication(senderSSRC: configuration.localSSRC, mediaSSRC: stream.ssrc)))
@@ -269,9 +288,10 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
 public struct RTPReceiveStatistics: Sendable {
     /// The stream received, once one is.
     public var ssrc: UInt32?
-    /// RTP packets of the stream (RTX included) and their bytes.
+    /// RTP packets of the stream (RTX included) and their bytes, whole and payload only.
     public var packetsReceived = 0
     public var bytesReceived = 0
+    public var payloadBytesReceived = 0
     /// Datagrams that are not RTP, or were cut short.
     public var malformedPackets = 0
     /// RTP packets of other streams or payload types.
@@ -282,7 +302,10 @@ public struct RTPReceiveStatistics: Sendable {
     public var unprotectFailures = 0
     public var senderReports = 0
     public var receiverReports = 0
+    /// Generic NACK packets sent, and the sequence numbers they listed (retries included).
     public var nacksSent = 0
+    public var packetsNACKed = 0
+    /// PLIs sent.
     public var keyframeRequestsSent = 0
     /// What the jitter buffer did: received, lost, recovered, late, duplicates, jitter, delay.
     public var jitterBuffer: JitterBufferStatistics?

@@ -62,6 +62,8 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
     public let sockets: RTPSessionSockets
     /// Called on the RTCP thread when the receiver asks for a keyframe (PLI or FIR).
     public var onKeyframeRequest: (@Sendable () -> Void)?
+    /// Records `packetize`, `sendFirst` and `sendLast` of each frame; set with `trace(with:)`.
+    public private(set) var tracer: FrameTracer?
     private let clock: any MediaClock
     private let outgoing: Mutex<Outgoing>
     /// Lock order: `outgoing`, then `impairment`, then `heard`.
@@ -79,7 +81,6 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
         var sender: RTPSender<Packetizer>
         /// Where a packet is copied to be protected (the history keeps the plain one), allocated once.
         var protectBuffer: UnsafeMutableRawBufferPointer?
-        var framesSent = 0
         var senderReports = 0
         var nextReport: ClockTime?
     }
@@ -109,14 +110,39 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
         rtcpThread = WorkerThread { [self] in readRTCP() }
     }
 
+    /// Traces the frames sent in `tracer`, which from now on maps pts to this stream's RTP timestamps.
+    public func trace(with tracer: FrameTracer) {
+        tracer.mapTimestamps(.sending, clockRate: Packetizer.clockRate, offset: configuration.sender.timestampOffset)
+        self.tracer = tracer
+    }
+
     /// Sends `frame` as RTP packets now, and a sender report when one is due.
     public func send(_ frame: EncodedFrame) throws {
         let now = clock.now
+        guard let tracer else {
+            try outgoing.withLock { outgoing in
+                let protectBuffer = outgoing.protectBuffer
+                try outgoing.sender.send(frame, at: now) { try transmit($0, at: now, protectingIn: protectBuffer) }
+                try sendReportIfDue(at: now, outgoing: &outgoing)
+            }
+            return
+        }
+        let timestamp = Packetizer.rtpTimestamp(of: frame.pts, offset: configuration.sender.timestampOffset)
+        tracer.record(.packetize, rtpTimestamp: timestamp)
+        // Each packet's time is read before it goes out: the receiver may have it before `send` returns.
+        var sent = (first: ClockTime?.none, last: ClockTime.zero)
         try outgoing.withLock { outgoing in
             let protectBuffer = outgoing.protectBuffer
-            try outgoing.sender.send(frame, at: now) { try transmit($0, at: now, protectingIn: protectBuffer) }
-            outgoing.framesSent += 1
+            try outgoing.sender.send(frame, at: now) { packet in
+                sent.last = tracer.now
+                if sent.first == nil { sent.first = sent.last }
+                try transmit(packet, at: now, protectingIn: protectBuffer)
+            }
             try sendReportIfDue(at: now, outgoing: &outgoing)
+        }
+        if let first = sent.first {
+            tracer.record(.sendFirst, rtpTimestamp: timestamp, at: first)
+            tracer.record(.sendLast, rtpTimestamp: timestamp, at: sent.last)
         }
     }
 
@@ -124,11 +150,12 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
     public var statistics: RTPSendStatistics {
         outgoing.withLock { outgoing in
             var statistics = heard.withLock { $0 }
-            statistics.framesSent = outgoing.framesSent
+            statistics.framesSent = outgoing.sender.statistics.frameCount
             statistics.senderReports = outgoing.senderReports
             statistics.packetsSent = outgoing.sender.statistics.packetCount
             statistics.payloadBytesSent = outgoing.sender.statistics.octetCount
             statistics.retransmissions = outgoing.sender.statistics.retransmissions
+            statistics.retransmittedPayloadBytes = outgoing.sender.statistics.retransmittedOctetCount
             statistics.retransmissionsMissed = outgoing.sender.statistics.retransmissionsMissed
             statistics.impairment = impairment.withLock { $0?.statistics }
             statistics.srtp = outbound?.statistics
@@ -250,8 +277,10 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
                     try? outgoing.sender.retransmit(nack) { try transmit($0, at: now, protectingIn: protectBuffer) }
                 }
             case .pictureLossIndication(let pli) where pli.mediaSSRC == ssrc:
+                heard.withLock { $0.pliReceived += 1 }
                 keyframeRequested = true
             case .fullIntraRequest(let fir) where fir.entries.contains { $0.ssrc == ssrc }:
+                heard.withLock { $0.firReceived += 1 }
                 keyframeRequested = true
             case .receiverReport(let report):
                 note(report.reportBlocks)
@@ -292,8 +321,12 @@ public struct RTPSendStatistics: Sendable, Hashable {
     /// NACKed packets no longer in the history.
     public var retransmissionsMissed = 0
     public var nacksReceived = 0
-    /// PLIs and FIRs received.
+    /// Compound packets with a PLI or FIR (each a keyframe request), and the PLIs and FIRs themselves.
     public var keyframeRequests = 0
+    public var pliReceived = 0
+    public var firReceived = 0
+    /// Bytes of retransmitted payloads (RTX's original sequence numbers not counted).
+    public var retransmittedPayloadBytes = 0
     public var senderReports = 0
     public var receiverReports = 0
     /// The receiver's latest figures (RFC 3550 §6.4.1).

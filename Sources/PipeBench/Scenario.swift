@@ -1,4 +1,5 @@
 // What a pipebench scenario is: a named measurement that runs for a given size and returns figures.
+import MediaRTP
 
 /// One measurement pipebench can run, e.g. "encode.vp8" (VP8 through the graph against libvpx alone).
 ///
@@ -24,6 +25,8 @@ public struct RunSize: Sendable, Equatable {
     public var seconds: Double
     /// Frames (or packets) per repetition; `nil`: the scenario's own default.
     public var frames: Int?
+    /// The network between the two ends of the call scenarios (`--impair`); nil: a clean loopback.
+    public var impairment: ImpairmentProfile?
 
     public init(seconds: Double = 4, frames: Int? = nil) {
         self.seconds = seconds

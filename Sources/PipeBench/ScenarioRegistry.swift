@@ -9,7 +9,7 @@ public struct ScenarioRegistry: Sendable {
 
     /// Every scenario pipebench ships, in the order they run.
     public static let builtIn = ScenarioRegistry(
-        CodecScenarios.all + TranscodeScenario.all + RTPScenarios.all
+        CodecScenarios.all + TranscodeScenario.all + RTPScenarios.all + [CallLoopbackScenario()] + CallScaleScenario.all
     )
 
     /// The scenarios that run when none are named.

@@ -31,12 +31,13 @@ public struct RTPDestination: Sendable {
     public func payloadType(for codec: CodecName) -> UInt8 { payloadType ?? (codec == .opus ? 111 : 96) }
 
     /// A sender node for `codec` with its session's sockets bound.
-    func makeSender(codec: CodecName) throws -> RTPSenderHandle {
+    func makeSender(codec: CodecName, tracer: FrameTracer? = nil) throws -> RTPSenderHandle {
         switch codec {
-        case .vp8: return try RTPSenderHandle(VP8Packetizer(maxPayloadSize: maxPayloadSize), destination: self)
+        case .vp8: return try RTPSenderHandle(VP8Packetizer(maxPayloadSize: maxPayloadSize), destination: self, tracer: tracer)
         case .h264:
-            return try RTPSenderHandle(H264Packetizer(mode: h264PacketizationMode, maxPayloadSize: maxPayloadSize), destination: self)
-        case .opus: return try RTPSenderHandle(OpusPacketizer(maxPayloadSize: maxPayloadSize), destination: self)
+            return try RTPSenderHandle(H264Packetizer(mode: h264PacketizationMode, maxPayloadSize: maxPayloadSize),
+                                       destination: self, tracer: tracer)
+        case .opus: return try RTPSenderHandle(OpusPacketizer(maxPayloadSize: maxPayloadSize), destination: self, tracer: tracer)
         default: throw TranscodeError.incompatible("Sluice has no RTP payload format for \(codec)")
         }
     }
@@ -60,7 +61,7 @@ public final class RTPSenderHandle: @unchecked Sendable {
     public let statistics: @Sendable () -> RTPSendStatistics
     private let attach: (Graph, Port<EncodedFrame>) -> Void
 
-    init<Packetizer: RTPPacketizer>(_ packetizer: Packetizer, destination: RTPDestination) throws {
+    init<Packetizer: RTPPacketizer>(_ packetizer: Packetizer, destination: RTPDestination, tracer: FrameTracer?) throws {
         let payloadType = destination.payloadType(for: Packetizer.codec)
         let rtx = destination.rtxPayloadType.map { (payloadType: $0, ssrc: destination.rtxSSRC) }
         var configuration = try RTPSendSession<Packetizer>.Configuration(
@@ -68,6 +69,7 @@ public final class RTPSenderHandle: @unchecked Sendable {
             sender: .init(payloadType: payloadType, ssrc: destination.ssrc, rtx: rtx), impairment: destination.impairment)
         configuration.srtp = destination.srtp
         let session = try RTPSendSession(packetizer: packetizer, configuration: configuration)
+        if let tracer { session.trace(with: tracer) }
         let node = RTPSenderNode(session: session)
         name = node.name
         codec = Packetizer.codec
@@ -118,6 +120,9 @@ public struct ReceiveOptions: Sendable {
     public var maximumDelay: ClockTime = .milliseconds(1000)
     public var nack = true
     public var threads = 1
+    /// Per-frame latency tracing of the receiving stages (first packet in to the sink); the
+    /// sending pipeline's tracer for a loopback call (`TranscodeOptions.tracer`).
+    public var tracer: FrameTracer?
 
     public init() {}
 }
@@ -141,6 +146,8 @@ public final class RTPReceivePipeline: @unchecked Sendable {
     public private(set) var localAddress: SocketAddress
     private var sinkName = ""
     private var formatOf: () -> MediaFormat? = { nil }
+    private var decoderCounters: () -> DecoderStatistics? = { nil }
+    private let tracer: FrameTracer?
 
     /// Binds the session's sockets, so that packets sent from now on are received.
     public init(stream: RTPStreamDescription, output: String, options: ReceiveOptions = ReceiveOptions(),
@@ -148,6 +155,8 @@ public final class RTPReceivePipeline: @unchecked Sendable {
         self.stream = stream
         self.output = output
         localAddress = stream.local
+        tracer = options.tracer
+        if let tracer { graph.tracing = .receiving(tracer) }
         let container = try Container(path: output)
         guard container.isVideo == (stream.codec != .opus) else {
             throw TranscodeError.incompatible("\(output): a .\(container.rawValue) file cannot hold the \(stream.codec) stream")
@@ -174,6 +183,7 @@ public final class RTPReceivePipeline: @unchecked Sendable {
                 configuration.srtp = stream.srtp
                 return configuration
             }())
+        session.tracer = options.tracer
         let receiver = RTPReceiverNode(session: session, limits: options.limits, frameRate: stream.frameRate, channels: stream.channels)
         statistics = { session.statistics }
         endReason = { receiver.endReason?.rawValue }
@@ -206,6 +216,7 @@ public final class RTPReceivePipeline: @unchecked Sendable {
         case .y4m:
             let decoder = VideoDecoderNode(try registry.videoDecoder(for: stream.codec), threads: options.threads)
             decoderStatistics = { (decoder.corruptFrames, decoder.skippedFrames) }
+            decoderCounters = { decoder.statistics }
             let sink = Y4MFileSink(path: output)
             graph.add(sink, input: graph.add(decoder, input: frames))
             sinkName = sink.name
@@ -213,10 +224,17 @@ public final class RTPReceivePipeline: @unchecked Sendable {
             let decoder = AudioDecoderNode(try registry.audioDecoder(for: stream.codec),
                                            preferredOutput: [.audio(.exactly(.samples(.s16)))], preSkip: 312)
             decoderStatistics = { (decoder.corruptPackets, 0) }
+            decoderCounters = { decoder.statistics }
             let sink = WAVFileSink(path: output)
             graph.add(sink, input: graph.add(decoder, input: frames))
             sinkName = sink.name
         }
+    }
+
+    /// The RTP stream received, in W3C webrtc-stats terms (inbound-rtp), with the per-stage
+    /// latencies when tracing. Safe from any thread, while running and after.
+    public func stats() -> InboundRTPStreamStatistics {
+        InboundRTPStreamStatistics(session: statistics(), decoder: decoderCounters(), latencies: tracer?.latencies())
     }
 
     /// Frames written so far; safe from any thread.

@@ -61,6 +61,9 @@ public struct TranscodeOptions: Sendable {
     /// Video: always put a scaler and a frame-rate node before the encoder, so that
     /// `adaptOutputFormat` can change the size and rate while running.
     public var adaptable = false
+    /// Per-frame latency tracing of the sending stages (capture to last packet sent); share it with
+    /// the receiving pipeline of a loopback call (`ReceiveOptions.tracer`) to trace end to end.
+    public var tracer: FrameTracer?
 
     public init() {}
 
@@ -97,6 +100,7 @@ public final class Transcoder: @unchecked Sendable {
     public private(set) var sourcePool: BufferPool?
     private var decoderStatistics: () -> (corrupt: Int, skipped: Int, firstError: String?) = { (0, 0, nil) }
     private var encoderKeyframes: () -> Int? = { nil }
+    private var encoderStatistics: () -> EncoderStatistics? = { nil }
     private var sinkName = ""
     private var firstNode: (any MediaNode)?
     private var lastNode: (any MediaNode)?
@@ -177,6 +181,7 @@ public final class Transcoder: @unchecked Sendable {
             let (samples, format) = try audioInput(from, preferring: wantsWAV ? .s16 : nil, registry: registry)
             try attachAudioOutput(codec, target: target, from: samples, format: format, registry: registry)
         }
+        if let tracer = options.tracer { graph.tracing = .sending(tracer) }
         try graph.build()
         inputFormat = firstNode.flatMap { graph.outputFormat(of: $0) }
         outputFormat = lastNode.flatMap { graph.outputFormat(of: $0) }
@@ -333,6 +338,7 @@ public final class Transcoder: @unchecked Sendable {
         try attachEncoded(graph.add(encoder, input: pictures), codec: codec, target: target, preSkip: { 0 })
         videoEncoder = encoder
         encoderKeyframes = { encoder.keyframes }
+        encoderStatistics = { encoder.statistics }
         lastNode = encoder
     }
 
@@ -356,7 +362,7 @@ public final class Transcoder: @unchecked Sendable {
         case .playback:
             preconditionFailure("\(target) plays raw samples: nothing is encoded for it")
         case .rtp(let destination):
-            let sender = try destination.makeSender(codec: codec)
+            let sender = try destination.makeSender(codec: codec, tracer: options.tracer)
             sender.add(to: graph, input: frames)
             rtpSender = sender
             (sinkName, outputBytes) = (sender.name, { sender.statistics().payloadBytesSent })
@@ -433,6 +439,7 @@ public final class Transcoder: @unchecked Sendable {
         }
         let settings = AudioEncoderSettings(bitrate: options.bitrate ?? TranscodeOptions.defaultAudioBitrate)
         let encoder = AudioEncoderNode(encoderProvider, settings: settings)
+        encoderStatistics = { encoder.statistics }
         try attachEncoded(graph.add(encoder, input: samples), codec: codec, target: outputTarget, preSkip: { encoder.preSkip })
         lastNode = encoder
     }
@@ -464,6 +471,14 @@ public final class Transcoder: @unchecked Sendable {
         guard let videoEncoder, options.adaptable || (options.size != nil && options.frameRate != nil) else { return false }
         graph.post(.outputFormatChange(width: width, height: height, frameRate: frameRate), to: videoEncoder)
         return true
+    }
+
+    /// The RTP stream sent, in W3C webrtc-stats terms (outbound-rtp), with the per-stage latencies
+    /// when tracing; nil when the output is a file. Safe from any thread, while running and after.
+    public func stats() -> OutboundRTPStreamStatistics? {
+        guard let rtpSender else { return nil }
+        return OutboundRTPStreamStatistics(ssrc: rtpSender.ssrc, session: rtpSender.statistics(), encoder: encoderStatistics(),
+                                           latencies: options.tracer?.latencies())
     }
 
     /// Frames written so far; safe to read from another thread while running.

@@ -1,6 +1,7 @@
 // pipebench: measures Sluice's pipelines against the bare libraries they wrap.
 import ArgumentParser
 import Foundation
+import MediaRTP
 import PipeBench
 
 @main
@@ -35,6 +36,9 @@ struct PipeBenchCommand: ParsableCommand {
     @Option(name: .long, help: "Frames or packets per repetition (video: at most the sample's 132); default: each scenario's own.")
     var frames: Int?
 
+    @Option(name: .long, help: "Network impairment for the call scenarios, e.g. loss=5%,reorder=3%,delay=20ms (sluice send's --impair syntax).")
+    var impair: String?
+
     @Option(name: .long, help: "Write the results and the machine's description (cores, CPU, Swift and library versions, date, git commit) as JSON to this file.")
     var json: String?
 
@@ -58,7 +62,9 @@ struct PipeBenchCommand: ParsableCommand {
             return
         }
         let chosen = try registry.select(scenarios)
-        let report = try BenchRunner.run(chosen, size: RunSize(seconds: seconds, frames: frames),
+        var size = RunSize(seconds: seconds, frames: frames)
+        size.impairment = try impair.map { try ImpairmentProfile(parsing: $0) }
+        let report = try BenchRunner.run(chosen, size: size,
                                          starting: { FileHandle.standardError.write(Data("running \($0.name)...\n".utf8)) })
         print(ResultTable.render(report.results))
         print("\nTotal \(ResultTable.format(report.totalSeconds, digits: 1)) s on \(report.machine.cores) cores (\(report.machine.cpuModel))")

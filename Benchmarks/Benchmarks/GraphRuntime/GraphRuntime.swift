@@ -57,4 +57,24 @@ let benchmarks: @Sendable () -> Void = {
 
     Benchmark("Threaded10k") { _ in blackHole(try runGraph(deterministic: false)) }
     Benchmark("Deterministic10k") { _ in blackHole(try runGraph(deterministic: true)) }
+
+    // FrameTracer: every stage of 100,000 frames recorded on a warm tracer; the budget is no malloc at all.
+    Benchmark("FrameTracer100k",
+              configuration: .init(thresholds: [.mallocCountTotal: .init(absolute: [.p90: 0])])) { benchmark in
+        let tracer = FrameTracer(capacity: 512)
+        tracer.mapTimestamps(.sending, clockRate: 90_000, offset: 0)
+        tracer.mapTimestamps(.receiving, clockRate: 90_000, offset: 0)
+        let stages = FrameStage.allCases  // (a synthesized allCases makes a new array at each call)
+        func record(_ frames: Range<Int>) {
+            for frame in frames {
+                let timestamp = UInt32(truncatingIfNeeded: frame &* 3000)
+                for stage in stages { tracer.record(stage, rtpTimestamp: timestamp) }
+            }
+        }
+        record(0..<1000)
+        benchmark.startMeasurement()
+        record(1000..<101_000)
+        benchmark.stopMeasurement()
+        blackHole(tracer)
+    }
 }

@@ -1,0 +1,246 @@
+// Calls over loopback UDP: Transcoder(sendingTo:) -> RTP/SRTP -> RTPReceivePipeline, in real time, traced
+// frame by frame (FrameTracer); and how many such calls one machine carries in real time.
+import BenchLoops
+import Foundation
+import Sluice
+import Synchronization
+
+/// One send+receive stream over 127.0.0.1, with the W3C statistics of both ends.
+struct LoopbackCall {
+    let sender: Transcoder
+    let receiver: RTPReceivePipeline
+    let tracer: FrameTracer
+    private let outputPath: String
+
+    /// A call sending `input` as `codec` (SRTP, NACK), through `impairment` when given. Sockets are bound.
+    init(input: String, codec: CodecName, frames: Int, bitrate: Int, impairment: ImpairmentProfile?, tag: String) throws {
+        tracer = FrameTracer()
+        let local = try SocketAddress(parsing: "127.0.0.1:0")
+        var stream = RTPStreamDescription(codec: codec, payloadType: codec == .opus ? 111 : 96, local: local)
+        stream.multiplexed = true
+        stream.frameRate = Sample.frameRate
+        stream.srtp = .random(.aes128CmHmacSha1_80)
+        var receiving = ReceiveOptions()
+        receiving.limits.silence = .seconds(5)
+        receiving.tracer = tracer
+        outputPath = NSTemporaryDirectory() + "pipebench-call-\(getpid())-\(tag)" + (codec == .opus ? ".wav" : ".y4m")
+        receiver = try RTPReceivePipeline(stream: stream, output: outputPath, options: receiving)
+        var destination = RTPDestination(address: receiver.localAddress)
+        destination.multiplexed = true
+        destination.srtp = stream.srtp
+        destination.impairment = impairment
+        var sending = TranscodeOptions()
+        sending.codec = codec
+        sending.bitrate = bitrate
+        sending.maxFrames = frames
+        sending.tracer = tracer
+        sender = try Transcoder(input: input, sendingTo: destination, options: sending)
+    }
+
+    /// Runs the receiver on a thread of its own and the sender on `start`'s; waits for both.
+    static func run(_ calls: [LoopbackCall], whileRunning probe: () -> Void = {}) throws {
+        let failures = Mutex<[String]>([])
+        var threads: [WorkerThread] = []
+        for call in calls {
+            threads.append(WorkerThread {
+                do { _ = try call.receiver.run() } catch { failures.withLock { $0.append("receiver: \(error)") } }
+            })
+            threads.append(WorkerThread {
+                do { _ = try call.sender.run() } catch { failures.withLock { $0.append("sender: \(error)") } }
+            })
+        }
+        probe()
+        threads.forEach { $0.join() }
+        calls.forEach { try? FileManager.default.removeItem(atPath: $0.outputPath) }
+        if let first = failures.withLock({ $0.first }) { throw CallScenarioError.failed(first) }
+    }
+}
+
+enum CallScenarioError: Error, CustomStringConvertible {
+    case failed(String)
+    var description: String { switch self { case .failed(let text): "a call failed: \(text)" } }
+}
+
+/// "call.loopback": the sample paced in real time, encoded (VP8, then H.264), sent as SRTP over
+/// 127.0.0.1, received, jitter-buffered and decoded; per-stage latency percentiles from the tracer, and
+/// frames delivered of those sent. `--impair` (e.g. loss=5%) puts the impairment on the way.
+struct CallLoopbackScenario: Scenario {
+    let name = "call.loopback"
+    let summary = "file (real time) -> VP8 and H.264 -> SRTP over UDP 127.0.0.1 -> jitter buffer -> decode: stage latencies"
+    let inDefaultSet = true
+
+    func run(_ size: RunSize) throws -> ScenarioResult {
+        let start = ProcessClock.now()
+        // Half the measuring time per codec, at 25 frames/s, within the sample's 132 frames.
+        let frames = min(132, max(25, size.frames ?? Int(size.seconds / 2 * 25)))
+        var metrics: [Metric] = []
+        var latencies: [StageLatency] = []
+        var notes: [String] = []
+        for codec in [CodecName.vp8, .h264] {
+            let call = try LoopbackCall(input: Sample.path, codec: codec, frames: frames, bitrate: 800_000,
+                                        impairment: size.impairment, tag: codec.rawValue)
+            try LoopbackCall.run([call])
+            let sent = try call.sender.stats().orThrow("no RTP statistics")
+            let received = call.receiver.stats()
+            let traced = call.tracer.latencies()
+            let label = codec.rawValue.lowercased()
+            for stage in FrameStage.allCases.dropFirst() where traced[stage].count > 0 {
+                latencies.append(StageLatency(label: "\(label) \(stage)", traced[stage]))
+            }
+            latencies.append(StageLatency(label: "\(label) end to end", traced.endToEnd))
+            metrics += [
+                Metric("\(label) frames sent", Double(sent.framesSent), unit: "frames"),
+                Metric("\(label) frames delivered", Double(received.framesDecoded), unit: "frames"),
+                Metric("\(label) end-to-end p95", traced.endToEnd.p95.seconds * 1000, unit: "ms", higherIsBetter: false),
+                Metric("\(label) packets lost", Double(received.packetsLost), unit: "packets", higherIsBetter: false),
+            ]
+            notes.append("\(label): \(sent.packetsSent) packets sent (\(sent.retransmittedPacketsSent) retransmitted), "
+                + "\(received.packetsReceived) received, \(received.nackCount) NACKs, \(received.framesDropped) frames dropped, "
+                + "jitter buffer delay \(Self.milliseconds(received.jitterBufferDelay, per: received.jitterBufferEmittedCount)) ms/frame")
+        }
+        if let impairment = size.impairment { notes.append("impairment: \(impairment)") }
+        notes.append("stage latencies: each stage from the one it follows (receive first from send first, receive last from send last)")
+        return ScenarioResult(scenario: name, metrics: metrics, latencies: latencies, notes: notes,
+                              seconds: ProcessClock.now() - start)
+    }
+
+    static func milliseconds(_ total: Double, per count: Int) -> String {
+        String(format: "%.1f", count > 0 ? total * 1000 / Double(count) : 0)
+    }
+}
+
+/// "scale.video" / "scale.audio": N concurrent loopback calls (VP8 at 160x90, or Opus), N doubled then
+/// bisected until a call falls behind real time; reports the largest N that keeps up, CPU and memory per
+/// call. Not in the default set: a search takes half a minute or more.
+struct CallScaleScenario: Scenario {
+    let name: String
+    let summary: String
+    let inDefaultSet = false
+    let codec: CodecName
+    /// The input file, made once per process.
+    let input: @Sendable () throws -> String
+    /// Seconds each trial streams.
+    static let trialSeconds = 3.0
+    static let maxCalls = 128
+    /// A call keeps up when 95% of its frames arrive and its end-to-end p95 is under this.
+    static let lateness = ClockTime.milliseconds(250)
+
+    static let all: [any Scenario] = [
+        CallScaleScenario(name: "scale.video", summary: "concurrent VP8 160x90 calls over loopback SRTP until one falls behind real time",
+                          codec: .vp8, input: { try smallVideo.get() }),
+        CallScaleScenario(name: "scale.audio", summary: "concurrent Opus calls over loopback SRTP until one falls behind real time",
+                          codec: .opus, input: { try audioClip.get() }),
+    ]
+
+    /// The sample at 160x90 as Y4M, written once to the temporary folder.
+    static let smallVideo = Result<String, any Error> {
+        let path = NSTemporaryDirectory() + "pipebench-160x90-\(getpid()).y4m"
+        var options = TranscodeOptions()
+        options.size = (160, 90)
+        _ = try Transcoder(input: Sample.path, output: path, options: options).run()
+        return path
+    }
+
+    /// Ten seconds of OpusClip's synthetic stereo as a WAV file, written once.
+    static let audioClip = Result<String, any Error> {
+        let path = NSTemporaryDirectory() + "pipebench-clip-\(getpid()).wav"
+        let writer = try WAVWriter(path: path, format: OpusClip.format)
+        for frame in OpusClip.frames { try writer.write(frame) }
+        try writer.close()
+        return path
+    }
+
+    /// What one trial of `count` calls showed.
+    struct Trial {
+        var count: Int
+        var keptUp: Bool
+        var cpuPerCall: Double
+        var bytesPerCall: Double
+        var worstP95: ClockTime
+        var worstDelivery: Double
+    }
+
+    func trial(_ count: Int, input: String) throws -> Trial {
+        // Video: 25 frames/s; audio: the encoder's 20 ms packets from 10 ms WAV blocks (the limit counts blocks).
+        let frames = Int(Self.trialSeconds * (codec == .opus ? 100 : 25))
+        let rssBefore = Self.residentBytes()
+        let calls = try (0..<count).map {
+            try LoopbackCall(input: input, codec: codec, frames: frames, bitrate: codec == .opus ? 32_000 : 150_000,
+                             impairment: nil, tag: "\(name)-\($0)")
+        }
+        var rssDuring = rssBefore
+        let (_, wall, cpu) = try ProcessClock.measure {
+            try LoopbackCall.run(calls) {
+                usleep(useconds_t(Self.trialSeconds / 2 * 1e6))
+                rssDuring = Self.residentBytes()
+            }
+        }
+        var worstP95 = ClockTime.zero
+        var worstDelivery = 1.0
+        for call in calls {
+            let sent = call.sender.stats()?.framesSent ?? 0
+            let delivered = call.receiver.stats().framesDecoded
+            worstP95 = max(worstP95, call.tracer.latencies().endToEnd.p95)
+            worstDelivery = min(worstDelivery, sent > 0 ? Double(delivered) / Double(sent) : 0)
+        }
+        let saturated = cpu / wall > Double(ProcessInfo.processInfo.activeProcessorCount) * 0.95
+        return Trial(count: count, keptUp: worstP95 < Self.lateness && worstDelivery >= 0.95 && !saturated,
+                     cpuPerCall: cpu / wall / Double(count), bytesPerCall: Double(rssDuring - rssBefore) / Double(count),
+                     worstP95: worstP95, worstDelivery: worstDelivery)
+    }
+
+    func run(_ size: RunSize) throws -> ScenarioResult {
+        let start = ProcessClock.now()
+        let input = try self.input()
+        var trials: [Trial] = []
+        // Doubling until a trial falls behind, then bisecting between the last good and the first bad.
+        var good: Trial?
+        var bad: Int?
+        var count = 1
+        while bad == nil && count <= Self.maxCalls {
+            let result = try trial(count, input: input)
+            trials.append(result)
+            if result.keptUp { good = result; count *= 2 } else { bad = count }
+        }
+        while let upper = bad, upper - (good?.count ?? 0) > 1 {
+            let middle = ((good?.count ?? 0) + upper) / 2
+            let result = try trial(middle, input: input)
+            trials.append(result)
+            if result.keptUp { good = result } else { bad = middle }
+        }
+        var metrics = [Metric("calls in real time", Double(good?.count ?? 0), unit: "calls")]
+        if let good {
+            metrics += [Metric("cpu per call", good.cpuPerCall * 100, unit: "% of a core", higherIsBetter: false),
+                        Metric("memory per call", good.bytesPerCall / 1_048_576, unit: "MiB", higherIsBetter: false)]
+        }
+        let notes = trials.map { trial in
+            "\(trial.count) calls: \(trial.keptUp ? "real time" : "behind"), worst end-to-end p95 "
+                + "\(String(format: "%.1f", trial.worstP95.seconds * 1000)) ms, worst delivery "
+                + "\(String(format: "%.0f", trial.worstDelivery * 100))%, \(String(format: "%.1f", trial.cpuPerCall * 100))% CPU per call"
+        } + ["\(Self.trialSeconds) s per trial; behind: <95% of frames delivered, end-to-end p95 >= "
+             + "\(Self.lateness.seconds * 1000) ms, or CPU over 95% of the cores"]
+        return ScenarioResult(scenario: name, metrics: metrics, notes: notes, seconds: ProcessClock.now() - start)
+    }
+
+    /// Resident memory of the process (/proc/self/statm), in bytes.
+    static func residentBytes() -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+        let fields = text.split(separator: " ")
+        return fields.count > 1 ? (Int(fields[1]) ?? 0) * Int(sysconf(Int32(_SC_PAGESIZE))) : 0
+    }
+}
+
+extension StageLatency {
+    /// The percentiles of a tracer's distribution, in milliseconds.
+    init(label: String, _ distribution: LatencyDistribution) {
+        self.init(stage: label, p50: distribution.p50.seconds * 1000, p90: distribution.p90.seconds * 1000,
+                  p99: distribution.p99.seconds * 1000, max: distribution.max.seconds * 1000, count: distribution.count)
+    }
+}
+
+extension Optional {
+    func orThrow(_ message: String) throws -> Wrapped {
+        guard let self else { throw CallScenarioError.failed(message) }
+        return self
+    }
+}

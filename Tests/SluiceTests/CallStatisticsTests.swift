@@ -1,0 +1,50 @@
+import Sluice
+import Testing
+import TestSupport
+
+/// A loopback call traced end to end: one `FrameTracer` shared by the sending `Transcoder` and the
+/// `RTPReceivePipeline`, and the W3C webrtc-stats each reports. In `RTPStreamingTests`, serialized:
+/// it streams in real time.
+extension RTPStreamingTests {
+    @Test func aTracedLoopbackCallReportsMatchingStatsAndOrderedStageLatencies() throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            let tracer = FrameTracer()
+            var options = ReceiveOptions()
+            options.limits.silence = .seconds(10)
+            options.tracer = tracer
+            let receiver = try RTPReceivePipeline(stream: try Self.loopback(.vp8), output: dir.file("received.y4m"), options: options)
+            var sendOptions = TranscodeOptions()
+            sendOptions.maxFrames = 40
+            sendOptions.bitrate = 600_000  // decoded and encoded again: a new stream, traced from capture
+            sendOptions.tracer = tracer
+            let sender = try Transcoder(input: TestSupport.sampleIVF, sendingTo: Self.destination(of: receiver), options: sendOptions)
+            let report = try Self.stream(into: receiver) { _ = try sender.run() }
+
+            let sent = try #require(sender.stats())
+            let received = receiver.stats()
+            let delivered = report.nodes.last!.itemsIn
+            #expect(sent.framesEncoded == 40 && sent.framesSent == 40)
+            #expect(sent.keyFramesEncoded >= 1 && sent.totalEncodeTime > 0)
+            #expect((sent.frameWidth, sent.frameHeight) == (640, 360))
+            #expect(delivered == 40)
+            #expect(received.framesDecoded == delivered && received.framesReceived == 40)
+            #expect(received.keyFramesDecoded >= 1 && received.totalDecodeTime > 0)
+            #expect(sent.packetsSent == received.packetsReceived && received.packetsLost == 0)
+            #expect(sent.bytesSent == received.bytesReceived)
+            #expect(received.jitterBufferEmittedCount == 40 && received.jitterBufferDelay > 0)
+            #expect(received.jitterBufferTargetDelay > 0)
+
+            let latencies = try #require(received.latencies)
+            #expect(latencies.framesTraced == 40)
+            #expect(latencies.negativeIntervals == 0)
+            for stage in FrameStage.allCases.dropFirst() {
+                #expect(latencies[stage].count == 40, "\(stage)")
+            }
+            // Every stage follows the one before it; end to end is their chain.
+            #expect(latencies.endToEnd.count == 40)
+            #expect(latencies.endToEnd.p50 > .zero && latencies.endToEnd.p50 < .milliseconds(500))
+            #expect(latencies.endToEnd.min >= latencies[.jitterRelease].min)
+            #expect(latencies[.receiveLast].p99 < .milliseconds(100), "loopback transit: \(latencies[.receiveLast])")
+        }
+    }
+}
