@@ -13,6 +13,8 @@ public enum BareOpenH264 {
         precondition(WelsCreateSVCEncoder(&created) == 0)
         let encoder = created!
         defer { WelsDestroySVCEncoder(encoder) }
+        var level = Int32(WELS_LOG_ERROR)  // as OpenH264Encoder: errors only, no warnings on stderr
+        _ = sluice_openh264_encoder_set_option(encoder, ENCODER_OPTION_TRACE_LEVEL, &level)
         var parameters = SEncParamExt()
         precondition(sluice_openh264_encoder_get_default_params(encoder, &parameters) == 0)
         OpenH264Encoder.configure(&parameters, format: format, settings: settings)

@@ -49,6 +49,10 @@ import MediaCore
 /// most once per max(RTT, 250 ms) until one is released, so a decoder never gets a frame whose
 /// references are missing. A stream starts at its first keyframe. For audio (`eachPayloadIsAFrame`)
 /// lost frames are just skipped: released frames then show a gap in pts, for concealment.
+///
+/// The packet paths (`insert`, `nextFrame`, `feedback`) are pre-specialized for the built-in payload
+/// formats: callers generic over the depacketizer (the receive session, the receiver node) reach the
+/// specialized code through a type check instead of looking up generic metadata per packet.
 public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
     public struct Configuration: Sendable, Hashable {
         /// Bounds of the target delay: 10 ms and 1 s by default (an interactive call tolerates
@@ -177,6 +181,9 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
     // MARK: Insert
 
     /// Takes a received packet parsed from `bytes` (valid during the call only) that arrived at `arrival`.
+    @_specialize(where Depacketizer == VP8Depacketizer)
+    @_specialize(where Depacketizer == H264Depacketizer)
+    @_specialize(where Depacketizer == OpusDepacketizer)
     public mutating func insert(_ packet: RTPPacket, in bytes: UnsafeRawBufferPointer, arrival: ClockTime) -> InsertResult {
         var payload = UnsafeRawBufferPointer(rebasing: bytes[packet.payloadRange])
         var sequenceNumber = packet.header.sequenceNumber
@@ -306,6 +313,9 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
     // MARK: Release
 
     /// The next complete frame whose playout time has come, in RTP timestamp order; nil when none is due.
+    @_specialize(where Depacketizer == VP8Depacketizer)
+    @_specialize(where Depacketizer == H264Depacketizer)
+    @_specialize(where Depacketizer == OpusDepacketizer)
     public mutating func nextFrame(at now: ClockTime) -> EncodedFrame? {
         while true {
             switch scan() {
@@ -491,6 +501,9 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
     /// The NACKs and keyframe request due at `now`. A missing packet is first asked for once the
     /// reorder allowance has passed since a later packet showed the gap, then again every RTT, at
     /// most `maxNACKRetries` times; it is forgotten when its frame is due.
+    @_specialize(where Depacketizer == VP8Depacketizer)
+    @_specialize(where Depacketizer == H264Depacketizer)
+    @_specialize(where Depacketizer == OpusDepacketizer)
     public mutating func feedback(at now: ClockTime) -> Feedback {
         nackList.removeAll(keepingCapacity: true)
         if configuration.nack && missingCount > 0 {
