@@ -137,7 +137,8 @@ struct Send: ParsableCommand {
         var lines = ["sent \(input) -> \(scheme)://\(rtp.destination.address) (\(rtp.codec), payload type \(rtp.payloadType), SSRC \(rtp.ssrc))"]
         lines.append("  input    \(sender.inputFormat.map { "\($0)" } ?? "?")")
         lines.append("  frames   \(summary.frames) in \(formatted(summary.elapsed)) s, \(statistics.packetsSent) packets, "
-                     + "\(statistics.payloadBytesSent) payload bytes (\(formatted(summary.bitrate / 1000, digits: 1)) kbit/s)")
+                     + "\(statistics.payloadBytesSent) payload bytes"
+                     + (summary.bitrate > 0 ? " (\(formatted(summary.bitrate / 1000, digits: 1)) kbit/s)" : ""))
         lines.append("  rtcp     \(statistics.senderReports) sender reports, \(statistics.receiverReports) receiver reports, "
                      + "\(statistics.nacksReceived) NACKs -> \(statistics.retransmissions) retransmissions "
                      + "(\(statistics.retransmissionsMissed) too old), \(statistics.keyframeRequests) keyframe requests")
