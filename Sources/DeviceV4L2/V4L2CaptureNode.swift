@@ -1,9 +1,11 @@
+import Glibc
 import MediaConvert
 import MediaCore
 import MediaNegotiation
 
-/// Captures I420 pictures from a V4L2 camera: the graph adapter around `V4L2Device` (set-up),
-/// `V4L2Stream` (the mmap buffer ring), `V4L2FrameConverter` (to I420) and `CaptureTimeline` (pts).
+/// Captures I420 pictures from a V4L2 camera: the graph adapter around a `V4L2CaptureDriver`
+/// (`LibV4L2Driver`: `V4L2Device` for set-up, `V4L2Stream` for the mmap buffer ring),
+/// `V4L2FrameConverter` (to I420) and `CaptureTimeline` (pts).
 ///
 /// ```
 ///   camera ──DQBUF──▶ mmap buffer ──libyuv / libjpeg-turbo──▶ pooled I420 ──▶ downstream
@@ -24,7 +26,8 @@ import MediaNegotiation
 ///
 /// A camera unplugged while capturing ends the stream with `V4L2Error.deviceLost`; damaged buffers
 /// (V4L2_BUF_FLAG_ERROR) and pictures that do not convert (a truncated JPEG) are dropped and
-/// counted, unless 30 in a row fail, which ends the stream with the last error.
+/// counted, unless 30 in a row fail, which ends the stream with the last error (for damaged buffers,
+/// `V4L2Error.system` naming VIDIOC_DQBUF with EIO).
 public final class V4L2CaptureNode: MediaSource {
     public let name: String
     public let path: String
@@ -41,9 +44,10 @@ public final class V4L2CaptureNode: MediaSource {
     public private(set) var restarts = 0
 
     private static let maxFailuresInARow = 30
-    private let device: V4L2Device
+    private let driver: any V4L2CaptureDriver
     private var converter: V4L2FrameConverter
-    private var stream: V4L2Stream?
+    /// Whether the driver streams (between `start` and `close`, but for a restart that failed).
+    private var streaming = false
     /// The output size asked by the last format change, when the camera captures another.
     private var scaler: VideoScaler?
     private var requestedSize: (width: Int, height: Int)?
@@ -54,15 +58,22 @@ public final class V4L2CaptureNode: MediaSource {
     /// Opens `device` (e.g. "/dev/video0"), chooses its format for `constraints` and sets it.
     /// Throws `V4L2Error`: `.noSuchDevice`, `.permissionDenied`, `.notACaptureDevice`,
     /// `.noFormatFits` (listing the camera's offers), `.busy`.
-    public init(device path: String, constraints: VideoConstraints, maxFrames: Int? = nil,
-                name: String = "v4l2-camera") throws {
+    public convenience init(device path: String, constraints: VideoConstraints, maxFrames: Int? = nil,
+                            name: String = "v4l2-camera") throws {
+        try self.init(driver: LibV4L2Driver(path: path), constraints: constraints, maxFrames: maxFrames, name: name)
+    }
+
+    /// Captures through `driver` (a fake one in tests): describes the camera, chooses its format for
+    /// `constraints` and sets it.
+    init(driver: any V4L2CaptureDriver, constraints: VideoConstraints, maxFrames: Int? = nil,
+         name: String = "v4l2-camera") throws {
         self.name = name
-        self.path = path
+        self.path = driver.path
         self.maxFrames = maxFrames
         self.constraints = constraints
-        device = try V4L2Device(path: path)
-        camera = try device.describe()
-        (captureFormat, converter) = try Self.configure(device, formats: camera.formats, constraints: constraints)
+        self.driver = driver
+        camera = try driver.describe()
+        (captureFormat, converter) = try Self.configure(driver, formats: camera.formats, constraints: constraints)
     }
 
     /// The format the node emits: I420 at the capture size, or at the size a format change asked for.
@@ -76,16 +87,17 @@ public final class V4L2CaptureNode: MediaSource {
     public func start(output: MediaFormat, context: NodeContext) throws {
         clock = context.clock
         timeline = CaptureTimeline(origin: context.clock.now)
-        stream = try V4L2Stream(device: device)
+        try driver.startStreaming()
+        streaming = true
     }
 
     public func produce() throws -> Production<VideoFrame> {
         if let maxFrames, framesDelivered >= maxFrames { return .end }
-        guard let stream, let clock else { preconditionFailure("\(name): produce() before start()") }
+        guard streaming, let clock else { preconditionFailure("\(name): produce() before start()") }
         // A short wait, so that upstream events and a stopping graph are noticed between frames.
-        guard let filled = try stream.next(timeout: 100) else { return .wait(until: clock.now) }
+        guard let filled = try driver.dequeue(timeout: 100) else { return .wait(until: clock.now) }
         let picture = Result { try self.picture(from: filled, arrival: clock.now) }
-        try stream.requeue(filled.index)
+        try driver.requeue(filled.index)
         guard let picture = try picture.get() else { return .wait(until: clock.now) }
         framesDelivered += 1
         return .item(picture)
@@ -105,17 +117,16 @@ public final class V4L2CaptureNode: MediaSource {
     }
 
     public func close() {
-        stream?.stop()
-        stream = nil
-        device.close()
+        streaming = false
+        driver.close()
     }
 
     /// STREAMOFF and unmap, then the format chosen and set again, then STREAMON if it was streaming.
     private func restart(with wanted: VideoConstraints) throws {
-        let wasStreaming = stream != nil
-        stream?.stop()
-        stream = nil
-        (captureFormat, converter) = try Self.configure(device, formats: camera.formats, constraints: wanted)
+        let wasStreaming = streaming
+        driver.stopStreaming()
+        streaming = false
+        (captureFormat, converter) = try Self.configure(driver, formats: camera.formats, constraints: wanted)
         constraints = wanted
         if let size = requestedSize, size != (captureFormat.width, captureFormat.height) {
             scaler = try VideoScaler(width: size.width, height: size.height)
@@ -123,17 +134,20 @@ public final class V4L2CaptureNode: MediaSource {
             scaler = nil
         }
         restarts += 1
-        if wasStreaming { stream = try V4L2Stream(device: device) }
+        if wasStreaming {
+            try driver.startStreaming()
+            streaming = true
+        }
     }
 
     /// The I420 picture of one filled buffer; nil when it is dropped.
-    private func picture(from filled: V4L2Stream.Filled, arrival: ClockTime) throws -> VideoFrame? {
-        guard !filled.damaged else {
-            droppedFrames += 1
-            return nil
-        }
-        let pts = timeline!.pts(driverTime: filled.monotonicTime, arrival: arrival)
+    private func picture(from filled: V4L2CapturedBuffer, arrival: ClockTime) throws -> VideoFrame? {
         do {
+            guard !filled.damaged else {
+                throw V4L2Error.system(path: path, operation: "VIDIOC_DQBUF (a damaged buffer, V4L2_BUF_FLAG_ERROR)",
+                                       errno: EIO)
+            }
+            let pts = timeline!.pts(driverTime: filled.monotonicTime, arrival: arrival)
             let duration = MediaTime(1, timebase: captureFormat.frameRate.reciprocal)
             let picture = try converter.convert(filled.bytes, pts: pts, duration: duration)
             failuresInARow = 0
@@ -148,16 +162,16 @@ public final class V4L2CaptureNode: MediaSource {
 
     /// Chooses the format for `constraints`, sets it (VIDIOC_S_FMT) and its rate (VIDIOC_S_PARM),
     /// and makes the converter for what the driver set.
-    private static func configure(_ device: V4L2Device, formats: [V4L2FormatDescription],
+    private static func configure(_ driver: any V4L2CaptureDriver, formats: [V4L2FormatDescription],
                                   constraints: VideoConstraints) throws -> (V4L2CaptureFormat, V4L2FrameConverter) {
         let chosen: V4L2CaptureFormat
         do {
             chosen = try chooseCaptureFormat(from: formats, constraints: constraints)
         } catch V4L2Error.noFormatFits(_, let offers) {
-            throw V4L2Error.noFormatFits(path: device.path, offers: offers)
+            throw V4L2Error.noFormatFits(path: driver.path, offers: offers)
         }
-        var (format, bytesPerLine) = try device.setFormat(chosen)
-        format.frameRate = try device.setFrameRate(chosen.frameRate)
+        var (format, bytesPerLine) = try driver.setFormat(chosen)
+        format.frameRate = try driver.setFrameRate(chosen.frameRate)
         return (format, try V4L2FrameConverter(format: format, bytesPerLine: bytesPerLine))
     }
 }

@@ -85,13 +85,7 @@ final class V4L2Device {
     }
 
     /// The error for `name` failing with `code`.
-    func error(_ name: String, _ code: Int32) -> V4L2Error {
-        switch code {
-        case ENODEV: return .deviceLost(path: path)
-        case EBUSY: return .busy(path: path)
-        default: return .system(path: path, operation: name, errno: code)
-        }
-    }
+    func error(_ name: String, _ code: Int32) -> V4L2Error { .failure(of: name, errno: code, path: path) }
 
     // MARK: Queries
 

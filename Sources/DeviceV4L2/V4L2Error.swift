@@ -25,6 +25,16 @@ public enum V4L2Error: Error, Sendable, Hashable, CustomStringConvertible {
         .notACaptureDevice(path: path, reason: "it is not a V4L2 video capture device")
     }
 
+    /// The error for `operation` (an ioctl's name, `mmap`, `poll`) failing on `path` with `code`:
+    /// ENODEV is `.deviceLost`, EBUSY `.busy`, anything else `.system`.
+    static func failure(of operation: String, errno code: Int32, path: String) -> V4L2Error {
+        switch code {
+        case ENODEV: return .deviceLost(path: path)
+        case EBUSY: return .busy(path: path)
+        default: return .system(path: path, operation: operation, errno: code)
+        }
+    }
+
     public var description: String {
         switch self {
         case .noSuchDevice(let path):

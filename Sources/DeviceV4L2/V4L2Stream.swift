@@ -7,18 +7,6 @@ import Glibc
 /// (VIDIOC_DQBUF); the caller reads it and gives it back with `requeue(_:)`. `stop()` (or `deinit`)
 /// turns the stream off, unmaps and frees the buffers.
 final class V4L2Stream {
-    /// One filled buffer, valid until it is requeued.
-    struct Filled {
-        var index: Int
-        /// The `bytesused` bytes the driver wrote.
-        var bytes: UnsafeRawBufferPointer
-        /// The driver's capture time on CLOCK_MONOTONIC in nanoseconds, nil when its timestamps
-        /// are of another kind (V4L2 API §"struct v4l2_buffer", V4L2_BUF_FLAG_TIMESTAMP_MONOTONIC).
-        var monotonicTime: Int64?
-        /// V4L2_BUF_FLAG_ERROR: the data may be corrupted.
-        var damaged: Bool
-    }
-
     private let device: V4L2Device
     private var mappings: [UnsafeMutableRawBufferPointer] = []
     private var streaming = false
@@ -66,7 +54,7 @@ final class V4L2Stream {
 
     /// Waits up to `timeout` milliseconds for a filled buffer; nil when none came. ENODEV (or an
     /// error poll reports with no buffer to dequeue) is `V4L2Error.deviceLost`.
-    func next(timeout milliseconds: Int32) throws -> Filled? {
+    func next(timeout milliseconds: Int32) throws -> V4L2CapturedBuffer? {
         var descriptor = pollfd(fd: device.descriptor, events: Int16(POLLIN), revents: 0)
         let ready = poll(&descriptor, 1, milliseconds)
         if ready == -1 {
@@ -85,7 +73,7 @@ final class V4L2Stream {
         let index = Int(buffer.index)
         let used = buffer.bytesused > 0 ? Int(buffer.bytesused) : mappings[index].count
         let monotonic = buffer.flags & UInt32(V4L2_BUF_FLAG_TIMESTAMP_MASK) == UInt32(V4L2_BUF_FLAG_TIMESTAMP_MONOTONIC)
-        return Filled(index: index, bytes: UnsafeRawBufferPointer(rebasing: mappings[index][0..<min(used, mappings[index].count)]),
+        return V4L2CapturedBuffer(index: index, bytes: UnsafeRawBufferPointer(rebasing: mappings[index][0..<min(used, mappings[index].count)]),
                       monotonicTime: monotonic ? Int64(buffer.timestamp.tv_sec) * 1_000_000_000 + Int64(buffer.timestamp.tv_usec) * 1000 : nil,
                       damaged: buffer.flags & UInt32(V4L2_BUF_FLAG_ERROR) != 0)
     }
