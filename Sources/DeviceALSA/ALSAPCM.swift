@@ -150,7 +150,9 @@ final class ALSAPCM {
         guard code >= 0 else { throw ALSAError.deviceLost(device: device, reason: "drain: \(ALSAError.message(code))") }
     }
 
-    private func recover(from code: Int32) throws {
+    /// Recovers from the error code a read or write returned: overruns, underruns and suspends
+    /// (`snd_pcm_recover`, counted), interruptions (nothing to do); any other ends the stream.
+    func recover(from code: Int32) throws {
         switch -code {
         case EINTR, EAGAIN:
             return
