@@ -86,12 +86,13 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
                 _ = inet_ntop(AF_INET, &address, &text, socklen_t(text.count))
             }
         }
-        return String(cString: text)
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     public var description: String { isIPv6 ? "[\(host)]:\(port)" : "\(host):\(port)" }
 
     /// Calls `body` with the address as the kernel takes it.
+    @discardableResult
     func withSocketAddress<T>(_ body: (UnsafePointer<sockaddr>, socklen_t) throws -> T) rethrows -> T {
         try withUnsafeBytes(of: storage) { try body($0.baseAddress!.assumingMemoryBound(to: sockaddr.self), length) }
     }

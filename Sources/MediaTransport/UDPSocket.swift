@@ -26,7 +26,7 @@ public final class UDPSocket: @unchecked Sendable {
                 try retryingInterrupts("bind to \(address)") { bind(fd, pointer, length) }
             }
             var storage = sockaddr_storage(), length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-            try withUnsafeMutableBytes(of: &storage) { raw in
+            _ = try withUnsafeMutableBytes(of: &storage) { raw in
                 try retryingInterrupts("getsockname") {
                     getsockname(fd, raw.baseAddress!.assumingMemoryBound(to: sockaddr.self), &length)
                 }

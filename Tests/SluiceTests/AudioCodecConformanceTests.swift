@@ -182,7 +182,7 @@ import TestSupport
             AudioFormat(encoding: encoding ?? format.encoding, sampleRate: rate ?? format.sampleRate,
                         channels: channels ?? format.channels)
         }
-        let oddRate = try #require([44_100, 22_050, 11_025, 96_000, 7_350].first { !accepted.matches(.audio(with(rate: $0))) })
+        let oddRate: Int = try #require([44_100, 22_050, 11_025, 96_000, 7_350].first { !accepted.matches(.audio(with(rate: $0))) })
         let tooManyChannels = try #require((3...64).first { !accepted.matches(.audio(with(channels: $0))) })
         let ms = Rational(1, 1000)
         let cases: [(String, AudioFormat, AudioEncoderSettings)] = [

@@ -58,12 +58,12 @@ public enum TestSupport {
         // The timeout runs on a thread of its own: Dispatch's global queues share their few threads
         // (one per core) with Swift's cooperative pool, which blocking tests may hold.
         let exited = NSCondition()
-        nonisolated(unsafe) var hasExited = false
+        let child = ChildState()
         Thread.detachNewThread {
             exited.lock()
             let deadline = Date().addingTimeInterval(timeout)
-            while !hasExited && exited.wait(until: deadline) {}
-            let expired = !hasExited
+            while !child.hasExited && exited.wait(until: deadline) {}
+            let expired = !child.hasExited
             exited.unlock()
             // SIGKILL: children of the test process may inherit SIGTERM blocked.
             if expired && process.isRunning { kill(process.processIdentifier, SIGKILL) }
@@ -75,7 +75,7 @@ public enum TestSupport {
         let outData = readToEnd(out.fileHandleForReading)
         process.waitUntilExit()
         exited.lock()
-        hasExited = true
+        child.hasExited = true
         exited.signal()
         exited.unlock()
         while !errReader.isFinished { usleep(1000) }
@@ -227,4 +227,10 @@ public struct SplitMix64: RandomNumberGenerator {
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
     }
+}
+
+/// Whether a child process has exited, shared with its timeout thread; read and written only with
+/// that thread's condition lock held.
+private final class ChildState: @unchecked Sendable {
+    var hasExited = false
 }
