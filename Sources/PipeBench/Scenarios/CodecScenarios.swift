@@ -48,31 +48,32 @@ enum CodecScenarios {
         "openh264", "H.264 encoding (OpenH264, 640x360, 800 kbit/s realtime) through the graph vs bare OpenH264",
         provider: OpenH264EncoderProvider()) { BareOpenH264.encode($0, format: Sample.format, settings: videoSettings) }
 
-    static let vp8Decode = HeadToHeadScenario(
-        "decode.vp8", "VP8 decoding (libvpx, the 640x360 sample) through the graph vs bare libvpx",
-        unit: "frames/s", target: target
-    ) { size in
-        let input = Sample.vp8Frames.prefix(size.count(default: Sample.vp8Frames.count))
-        return Workload(
-            sluice: {
-                try runThroughGraph(input, format: .video(Sample.vp8Format), through: VideoDecoderNode(VP8DecoderProvider()),
-                                    into: PictureCounter()).pictures
-            },
-            bare: { BareVP8.decode(input) })
+    /// Decoding the first `size` frames of `frames` (made when the scenario first runs) through source -> VideoDecoderNode(`provider`) ->
+    /// picture counter, against `bare` decoding them.
+    static func videoDecode(_ codec: String, _ summary: String, frames: @escaping @Sendable () -> [EncodedFrame],
+                            format: @escaping @Sendable () -> VideoFormat,
+                            provider: any VideoDecoderProvider,
+                            bare: @escaping @Sendable (ArraySlice<EncodedFrame>) -> Int) -> HeadToHeadScenario {
+        HeadToHeadScenario("decode.\(codec)", summary, unit: "frames/s", target: target) { size in
+            let all = frames()
+            let input = all.prefix(size.count(default: all.count))
+            return Workload(
+                sluice: {
+                    try runThroughGraph(input, format: .video(format()), through: VideoDecoderNode(provider),
+                                        into: PictureCounter()).pictures
+                },
+                bare: { bare(input) })
+        }
     }
 
-    static let openh264Decode = HeadToHeadScenario(
-        "decode.openh264", "H.264 decoding (OpenH264, the sample encoded by OpenH264) through the graph vs bare OpenH264",
-        unit: "frames/s", target: target
-    ) { size in
-        let input = Sample.h264Frames.prefix(size.count(default: Sample.h264Frames.count))
-        return Workload(
-            sluice: {
-                try runThroughGraph(input, format: .video(Sample.compressedFormat(.h264)),
-                                    through: VideoDecoderNode(OpenH264DecoderProvider()), into: PictureCounter()).pictures
-            },
-            bare: { BareOpenH264.decode(input) })
-    }
+    static let vp8Decode = videoDecode(
+        "vp8", "VP8 decoding (libvpx, the 640x360 sample) through the graph vs bare libvpx",
+        frames: { Sample.vp8Frames }, format: { Sample.vp8Format }, provider: VP8DecoderProvider()) { BareVP8.decode($0) }
+
+    static let openh264Decode = videoDecode(
+        "openh264", "H.264 decoding (OpenH264, the sample encoded by OpenH264) through the graph vs bare OpenH264",
+        frames: { Sample.h264Frames }, format: { Sample.compressedFormat(.h264) }, provider: OpenH264DecoderProvider()
+    ) { BareOpenH264.decode($0) }
 
     /// The first `size` 20 ms packets' worth of the Opus clip (at most its 500).
     static func opusPackets(_ size: RunSize) -> Int {

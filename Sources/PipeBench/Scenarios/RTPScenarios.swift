@@ -42,33 +42,18 @@ enum RTPScenarios {
     /// Bits per packet of `list`, on average.
     static func bitsPerPacket(_ list: PacketList) -> Double { Double(list.bytes.count * 8) / Double(max(1, list.ranges.count)) }
 
-    static func send(_ profile: SRTPProfile) -> any Scenario {
-        HeadToHeadScenario(
-            "rtp.send.\(shortName(profile))",
-            "VP8 frames packetized (RTPSender) and protected (\(profile.sdesName)) vs bare srtp_protect of the same packets",
-            inDefaultSet: defaultProfiles.contains(profile), unit: "packets/s", target: target
-        ) { size in
-            let (plain, _, protected, key) = stream(size, profile)
-            let count = plain.ranges.count
-            return Workload(
-                bitsPerUnit: bitsPerPacket(protected),
-                sluice: {
-                    _ = SRTPPaths.send(packets: count, profile: profile, key: key)
-                    return count
-                },
-                bare: {
-                    let session = BareSRTP.session(profile, key: key, sender: true)
-                    defer { srtp_dealloc(session) }
-                    _ = SRTPPaths.bare(plain, count: count, session: session, BareSRTP.protect)
-                    return count
-                })
-        }
-    }
+    static func send(_ profile: SRTPProfile) -> any Scenario { path(profile, sending: true) }
+    static func receive(_ profile: SRTPProfile) -> any Scenario { path(profile, sending: false) }
 
-    static func receive(_ profile: SRTPProfile) -> any Scenario {
-        HeadToHeadScenario(
-            "rtp.receive.\(shortName(profile))",
-            "SRTP (\(profile.sdesName)) unprotected, parsed, jitter-buffered and depacketized vs bare srtp_unprotect",
+    /// The send path (VP8 frames packetized by RTPSender, then protected) or the receive path
+    /// (unprotected, parsed, jitter-buffered, depacketized) against bare libsrtp2 protecting or
+    /// unprotecting the same packets alone.
+    static func path(_ profile: SRTPProfile, sending: Bool) -> any Scenario {
+        let summary = sending
+            ? "VP8 frames packetized (RTPSender) and protected (\(profile.sdesName)) vs bare srtp_protect of the same packets"
+            : "SRTP (\(profile.sdesName)) unprotected, parsed, jitter-buffered and depacketized vs bare srtp_unprotect"
+        return HeadToHeadScenario(
+            "rtp.\(sending ? "send" : "receive").\(shortName(profile))", summary,
             inDefaultSet: defaultProfiles.contains(profile), unit: "packets/s", target: target
         ) { size in
             let (plain, arrivals, protected, key) = stream(size, profile)
@@ -76,13 +61,18 @@ enum RTPScenarios {
             return Workload(
                 bitsPerUnit: bitsPerPacket(protected),
                 sluice: {
-                    _ = SRTPPaths.receive(protected, arrivals: arrivals, count: count, profile: profile, key: key)
+                    if sending {
+                        _ = SRTPPaths.send(packets: count, profile: profile, key: key)
+                    } else {
+                        _ = SRTPPaths.receive(protected, arrivals: arrivals, count: count, profile: profile, key: key)
+                    }
                     return count
                 },
                 bare: {
-                    let session = BareSRTP.session(profile, key: key, sender: false)
+                    let session = BareSRTP.session(profile, key: key, sender: sending)
                     defer { srtp_dealloc(session) }
-                    _ = SRTPPaths.bare(protected, count: count, session: session, BareSRTP.unprotect)
+                    _ = SRTPPaths.bare(sending ? plain : protected, count: count, session: session,
+                                       sending ? BareSRTP.protect : BareSRTP.unprotect)
                     return count
                 })
         }
