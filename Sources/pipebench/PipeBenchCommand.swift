@@ -62,6 +62,12 @@ struct PipeBenchCommand: ParsableCommand {
             return
         }
         let chosen = try registry.select(scenarios)
+        // Read the old report first: a bad file is named before minutes of measuring, not after.
+        let old = try compare.map { path in
+            do { return try BenchReport(contentsOf: path) } catch {
+                throw ValidationError("\(path): not a pipebench JSON report (\(error.localizedDescription))")
+            }
+        }
         var size = RunSize(seconds: seconds, frames: frames)
         size.impairment = try impair.map { try ImpairmentProfile(parsing: $0) }
         let report = try BenchRunner.run(chosen, size: size,
@@ -74,8 +80,7 @@ struct PipeBenchCommand: ParsableCommand {
         if let chart {
             try SVGChart.render(report.results).write(toFile: chart, atomically: true, encoding: .utf8)
         }
-        if let compare {
-            let old = try BenchReport(contentsOf: compare)
+        if let compare, let old {
             print("\nChange since \(compare) (\(old.machine.date), \(old.machine.gitCommit?.prefix(10) ?? "no commit")):")
             print(Comparison.render(Comparison.changes(from: old, to: report)))
         }
