@@ -147,6 +147,9 @@ public final class Transcoder: @unchecked Sendable {
         self.output = target.description
         self.options = options
         let from = try MediaEndpoint(naming: input)
+        if case .file = from, options.maxDuration != nil {
+            throw TranscodeError.incompatible("\(input): a duration limit applies to capture devices; limit a file by frames")
+        }
         let codec: CodecName?
         switch target {
         case .file(let path, let to):

@@ -25,6 +25,7 @@ import TestSupport
         (["transcode", "alsa:sluice_no_such_pcm", "out.opus"], "ALSA device sluice_no_such_pcm: cannot open"),
         (["transcode", "SAMPLE", "alsa:default"], "cannot play video"),
         (["transcode", "SAMPLE", "v4l2:/dev/video0"], "a camera is an input"),
+        (["transcode", "SAMPLE", "out.ivf", "--duration", "2"], "a duration limit applies to capture devices"),
         (["send", "v4l2:/dev/video99", "--to", "127.0.0.1:5004"], "/dev/video99"),
     ])
     func badInputEndsWithOneLineAndAFailureStatus(arguments: [String], expected: String) throws {
