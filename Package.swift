@@ -23,6 +23,10 @@ let package = Package(
         .library(name: "MediaSRTP", targets: ["MediaSRTP"]),
         .library(name: "DeviceV4L2", targets: ["DeviceV4L2"]),
         .library(name: "DeviceALSA", targets: ["DeviceALSA"]),
+        .library(name: "MediaSTUN", targets: ["MediaSTUN"]),
+        .library(name: "MediaICE", targets: ["MediaICE"]),
+        .library(name: "MediaDTLS", targets: ["MediaDTLS"]),
+        .library(name: "MediaPeer", targets: ["MediaPeer"]),
         .executable(name: "sluice", targets: ["sluice"]),
         .executable(name: "pipebench", targets: ["pipebench"]),
         // The measured loops shared by Benchmarks/ and pipebench: bare C-library loops and the Sluice paths
@@ -38,6 +42,7 @@ let package = Package(
         .library(name: "CSRTP", targets: ["CSRTP"]),
         .library(name: "CV4L2", targets: ["CV4L2"]),
         .library(name: "CALSA", targets: ["CALSA"]),
+        .library(name: "CSSL", targets: ["CSSL"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -81,6 +86,9 @@ let package = Package(
         .systemLibrary(
             name: "CALSA", path: "Sources/CALSA", pkgConfig: "alsa",
             providers: [.apt(["libasound2-dev"])]),
+        .systemLibrary(
+            name: "CSSL", path: "Sources/CSSL", pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]),
 
         // Media time, formats, frames, pools, the graph runtime.
         .target(
@@ -123,6 +131,21 @@ let package = Package(
         .target(
             name: "DeviceV4L2",
             dependencies: ["CV4L2", "MediaCore", "MediaConvert", "MediaNegotiation", "CodecMJPEG"]),
+        // STUN messages (RFC 8489) with the ICE and TURN attributes, integrity and fingerprint. Pure values;
+        // libcrypto only for HMAC and MD5.
+        .target(name: "MediaSTUN", dependencies: ["CSSL"]),
+        // The ICE agent (RFC 8445) with its TURN client (RFC 8656) and consent freshness (RFC 7675):
+        // clock-driven, no sockets.
+        .target(name: "MediaICE", dependencies: ["MediaSTUN"]),
+        // DTLS 1.2 with use_srtp (RFC 6347, RFC 5764) through OpenSSL over memory BIOs: clock-driven, no
+        // sockets; SRTP keys out.
+        .target(name: "MediaDTLS", dependencies: ["CSSL", "MediaSRTP"]),
+        // The WebRTC peer: bundled transport (ICE + DTLS-SRTP + RFC 7983 demultiplexing) and the peer
+        // connection with JSEP (RFC 8829) offer/answer.
+        .target(
+            name: "MediaPeer",
+            dependencies: ["MediaCore", "MediaSTUN", "MediaICE", "MediaDTLS", "MediaSRTP", "MediaRTP", "MediaSDP",
+                           "MediaNegotiation", "MediaTransport"]),
         // Graph adapters: file sources/sinks, codec and conversion nodes.
         .target(
             name: "MediaNodes",
@@ -173,6 +196,10 @@ let package = Package(
             dependencies: ["DeviceALSA", "MediaNodes", "MediaFiles", "CodecOpus", "TestSupport"]),
         .testTarget(name: "SluiceTests", dependencies: ["Sluice", "TestSupport"]),
         .testTarget(name: "PipeBenchTests", dependencies: ["PipeBench"]),
+        .testTarget(name: "MediaSTUNTests", dependencies: ["MediaSTUN", "TestSupport"]),
+        .testTarget(name: "MediaICETests", dependencies: ["MediaICE", "MediaSTUN", "TestSupport"]),
+        .testTarget(name: "MediaDTLSTests", dependencies: ["MediaDTLS", "MediaSRTP", "TestSupport"]),
+        .testTarget(name: "MediaPeerTests", dependencies: ["MediaPeer", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

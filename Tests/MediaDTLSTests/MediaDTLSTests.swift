@@ -1,0 +1,2 @@
+import MediaDTLS
+import Testing

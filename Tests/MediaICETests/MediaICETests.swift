@@ -1,0 +1,2 @@
+import MediaICE
+import Testing

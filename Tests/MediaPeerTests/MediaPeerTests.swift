@@ -1,0 +1,2 @@
+import MediaPeer
+import Testing

@@ -1,0 +1,2 @@
+import MediaSTUN
+import Testing
