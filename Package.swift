@@ -136,10 +136,10 @@ let package = Package(
         .target(name: "MediaSTUN", dependencies: ["CSSL"]),
         // The ICE agent (RFC 8445) with its TURN client (RFC 8656) and consent freshness (RFC 7675):
         // clock-driven, no sockets.
-        .target(name: "MediaICE", dependencies: ["MediaSTUN"]),
+        .target(name: "MediaICE", dependencies: ["MediaCore", "MediaSTUN"]),
         // DTLS 1.2 with use_srtp (RFC 6347, RFC 5764) through OpenSSL over memory BIOs: clock-driven, no
         // sockets; SRTP keys out.
-        .target(name: "MediaDTLS", dependencies: ["CSSL", "MediaSRTP"]),
+        .target(name: "MediaDTLS", dependencies: ["CSSL", "MediaCore", "MediaSRTP"]),
         // The WebRTC peer: bundled transport (ICE + DTLS-SRTP + RFC 7983 demultiplexing) and the peer
         // connection with JSEP (RFC 8829) offer/answer.
         .target(
