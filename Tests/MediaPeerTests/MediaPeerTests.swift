@@ -1,2 +1,0 @@
-import MediaPeer
-import Testing
