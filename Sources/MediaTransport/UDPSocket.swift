@@ -90,11 +90,18 @@ public final class UDPSocket: @unchecked Sendable {
     /// Waits up to `timeout` until this socket or `other` has a datagram to read, and says which
     /// do (neither, when the time ran out): one thread serves an RTP and an RTCP port this way.
     public func waitForDatagram(orOn other: UDPSocket, timeout: ClockTime) throws -> (mine: Bool, other: Bool) {
-        var pollers = [pollfd(fd: try open(), events: Int16(POLLIN), revents: 0),
-                       pollfd(fd: try other.open(), events: Int16(POLLIN), revents: 0)]
-        let milliseconds = Int32(clamping: max(0, (timeout.nanoseconds + 999_999) / 1_000_000))
-        guard try retryingInterrupts("poll", { poll(&pollers, 2, milliseconds) }) > 0 else { return (false, false) }
-        return (pollers[0].revents != 0, pollers[1].revents != 0)
+        let ready = try UDPSocket.waitForDatagram(on: [self, other], timeout: timeout)
+        return (ready.contains(0), ready.contains(1))
+    }
+
+    /// Waits up to `timeout` (forever when nil) until one of `sockets` has a datagram to read, and
+    /// gives the indices of those that do (none, when the time ran out): one thread serves every
+    /// socket of an ICE agent this way.
+    public static func waitForDatagram(on sockets: [UDPSocket], timeout: ClockTime?) throws -> [Int] {
+        var pollers = try sockets.map { pollfd(fd: try $0.open(), events: Int16(POLLIN), revents: 0) }
+        let milliseconds = timeout.map { Int32(clamping: max(0, ($0.nanoseconds + 999_999) / 1_000_000)) } ?? -1
+        guard try retryingInterrupts("poll", { poll(&pollers, nfds_t(pollers.count), milliseconds) }) > 0 else { return [] }
+        return pollers.indices.filter { pollers[$0].revents != 0 }
     }
 
     private func open() throws -> Int32 {

@@ -97,3 +97,35 @@ import Testing
         #expect(received.count == 3 && received.from.isIPv6 && received.from.port == a.localAddress.port)
     }
 }
+
+@Suite struct SocketWaitingTests {
+    @Test func waitingOnManySocketsNamesTheOnesWithADatagram() throws {
+        let sockets = try (0..<4).map { _ in try UDPSocket(bindingTo: UDPSocketTests.loopback) }
+        let sender = try UDPSocket(bindingTo: UDPSocketTests.loopback)
+        #expect(try UDPSocket.waitForDatagram(on: sockets, timeout: .milliseconds(20)) == [])
+        for index in [1, 3] { try [UInt8(index)].withUnsafeBytes { try sender.send($0, to: sockets[index].localAddress) } }
+        var ready: [Int] = []
+        for _ in 0..<50 where ready.count < 2 { ready = try UDPSocket.waitForDatagram(on: sockets, timeout: .seconds(1)) }
+        #expect(ready == [1, 3])
+    }
+}
+
+@Suite struct NetworkInterfacesTests {
+    /// Every machine, even a namespace with only `lo`, has the IPv4 loopback once it is asked for.
+    @Test func loopbackIsListedOnlyWhenAsked() throws {
+        let all = try NetworkInterfaces.addresses(includeLoopback: true)
+        let loopback = try #require(all.first { $0.address.host == "127.0.0.1" })
+        #expect(loopback.isLoopback && loopback.address.port == 0 && !loopback.interface.isEmpty)
+        let withoutLoopback = try NetworkInterfaces.addresses()
+        #expect(withoutLoopback.allSatisfy { !$0.isLoopback && !$0.isLinkLocal })
+        #expect(withoutLoopback.count <= all.count)
+    }
+
+    /// Each listed address can be bound, as the ICE adapter does for its host candidates.
+    @Test func listedAddressesCanBeBound() throws {
+        for entry in try NetworkInterfaces.addresses(includeLoopback: true) {
+            let socket = try UDPSocket(bindingTo: entry.address)
+            #expect(socket.localAddress.host == entry.address.host && socket.localAddress.port != 0, "\(entry)")
+        }
+    }
+}
