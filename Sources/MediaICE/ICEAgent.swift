@@ -268,6 +268,7 @@ public struct ICEAgent: Sendable {
             result = .handled
         }
         if result == .handled { heard(from: source, on: base, now: now) }
+        nominateIfReady(now: now)
         updateState(now: now)
         return result
     }
