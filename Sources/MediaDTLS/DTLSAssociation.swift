@@ -91,9 +91,19 @@ public final class DTLSAssociation {
             SSL_CTX_free(context)
             throw .setupFailed(text)
         }
-        // Any certificate passes OpenSSL's check, self-signed ones included; the fingerprint authenticates
-        // it. The peer must present one.
-        SSL_set_verify(connection, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT) { _, _ in 1 }
+        // The peer must present a certificate. Self-signed ones pass; the fingerprint authenticates it,
+        // checked here when already known so that a mismatch ends the handshake with a bad_certificate
+        // alert the peer sees (RFC 5246 §7.2.2), and after the handshake otherwise.
+        SSL_set_verify(connection, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT) { _, store in
+            guard let store, let ssl = X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx()),
+                  let pipe = datagramPipe(of: SSL_get_rbio(OpaquePointer(ssl))) else { return 0 }
+            let der = X509_STORE_CTX_get0_cert(store).flatMap(DTLSCertificate.derEncoding(of:)) ?? []
+            guard pipe.acceptsPeerCertificate(der: der) else {
+                X509_STORE_CTX_set_error(store, X509_V_ERR_CERT_REJECTED)
+                return 0
+            }
+            return 1
+        }
         guard let bio = makeDatagramBIO(pipe) else {
             let text = openSSLErrorText()
             SSL_free(connection)
@@ -107,6 +117,7 @@ public final class DTLSAssociation {
             SSL_CTX_free(context)
             throw .setupFailed("MTU \(mtu) refused by OpenSSL (minimum 256)")
         }
+        pipe.expectedFingerprint = remoteFingerprint
         pipe.initialTimeoutMicroseconds = UInt32(clamping: max(1, initialRetransmissionTimeout.nanoseconds / 1000))
         DTLS_set_timer_cb(connection) { ssl, previousMicroseconds in
             let initial = datagramPipe(of: SSL_get_rbio(ssl))?.initialTimeoutMicroseconds ?? 1_000_000
@@ -149,6 +160,7 @@ public final class DTLSAssociation {
     /// checked now: `.connected` or `.failed(.fingerprintMismatch)` follows.
     public func setRemoteFingerprint(_ fingerprint: DTLSFingerprint) {
         remoteFingerprint = fingerprint
+        pipe.expectedFingerprint = fingerprint
         if state == .awaitingFingerprint { checkFingerprint() }
     }
 
@@ -242,7 +254,12 @@ public final class DTLSAssociation {
             ERR_clear_error()
             let result = SSL_do_handshake(connection)
             guard result == 1 else {
-                if !isWaiting(result) { fail(.handshakeFailed(openSSLErrorText())) }
+                guard !isWaiting(result) else { return }
+                if let expected = remoteFingerprint, let actual = pipe.refusedFingerprint {
+                    fail(.fingerprintMismatch(expected: expected, actual: actual))
+                } else {
+                    fail(.handshakeFailed(openSSLErrorText()))
+                }
                 return
             }
             completeHandshake()
@@ -303,9 +320,9 @@ public final class DTLSAssociation {
     private func checkFingerprint() {
         guard state == .awaitingFingerprint, let expected = remoteFingerprint, let keys = srtpKeys else { return }
         guard let der = peerCertificateDER else { return fail(.peerCertificateMissing) }
-        let actual = DTLSFingerprint(algorithm: expected.algorithm, digestingDER: der)
-            ?? DTLSFingerprint(algorithm: expected.algorithm, bytes: [])
-        guard actual == expected else { return fail(.fingerprintMismatch(expected: expected, actual: actual)) }
+        guard pipe.acceptsPeerCertificate(der: der) else {
+            return fail(.fingerprintMismatch(expected: expected, actual: pipe.refusedFingerprint ?? expected))
+        }
         state = .connected
         events.append(.connected(keys))
         events.append(contentsOf: heldApplicationData.map(DTLSEvent.applicationData))

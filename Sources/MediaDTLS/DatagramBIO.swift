@@ -2,10 +2,10 @@ import CSSL
 
 /// The datagrams between an association and its OpenSSL connection.
 ///
-/// OpenSSL 3.0's memory BIO is a byte stream: records written one after the other run together, and two
-/// datagrams fed in read as one. This BIO keeps datagram boundaries instead: each `BIO_write` from the
-/// DTLS record layer (one record) becomes one outgoing datagram, and each read returns one whole incoming
-/// datagram, as a UDP socket would.
+/// OpenSSL 3.0's memory BIO is a byte stream: datagrams written one after the other run together, and two
+/// fed in read as one. This BIO keeps datagram boundaries instead, as a UDP socket would: each `BIO_write`
+/// becomes one outgoing datagram (during the handshake OpenSSL packs a flight's records into writes of at
+/// most the MTU through its buffering BIO), and each read returns one whole incoming datagram.
 final class DatagramPipe {
     /// The datagram OpenSSL reads next; nil once read.
     var incoming: [UInt8]?
@@ -13,6 +13,23 @@ final class DatagramPipe {
     var outgoing = PollQueue<[UInt8]>()
     /// The first retransmission timeout, read by OpenSSL's timer callback (`DTLS_set_timer_cb`).
     var initialTimeoutMicroseconds: UInt32 = 1_000_000
+    /// The remote fingerprint, if known, which the verify callback checks the peer's certificate against.
+    var expectedFingerprint: DTLSFingerprint?
+    /// The digest of a peer certificate the verify callback refused.
+    var refusedFingerprint: DTLSFingerprint?
+
+    /// True when the peer's certificate, `der`, matches `expectedFingerprint`, or none is known yet (the
+    /// association checks it once known). Records a refused digest in `refusedFingerprint`.
+    func acceptsPeerCertificate(der: [UInt8]) -> Bool {
+        guard let expected = expectedFingerprint else { return true }
+        let actual = DTLSFingerprint(algorithm: expected.algorithm, digestingDER: der)
+            ?? DTLSFingerprint(algorithm: expected.algorithm, bytes: [])
+        guard actual == expected else {
+            refusedFingerprint = actual
+            return false
+        }
+        return true
+    }
 }
 
 /// A new BIO over `pipe`, which it does not retain: the owner keeps `pipe` alive as long as the BIO.

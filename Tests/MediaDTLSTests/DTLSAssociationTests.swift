@@ -1,4 +1,5 @@
 // DTLS-SRTP associations (RFC 5764, RFC 6347) driven against each other in memory.
+import CSSL
 import Foundation
 import MediaCore
 import MediaDTLS
@@ -74,16 +75,49 @@ import Testing
         #expect(pair.client.srtpKeys == nil)
     }
 
-    @Test func wrongFingerprintFailsNamingBoth() throws {
+    /// A fingerprint known in advance is checked as the certificate arrives: the handshake ends there
+    /// with a bad_certificate alert, so the peer fails too (RFC 5763 §5).
+    @Test(arguments: [DTLSRole.client, .server])
+    func wrongFingerprintFailsNamingBoth(checker: DTLSRole) throws {
         let stranger = try DTLSCertificate().fingerprint
-        var pair = try AssociationPair(clientKnowsFingerprint: false)
-        pair.client.setRemoteFingerprint(stranger)
+        var pair = try AssociationPair(clientKnowsFingerprint: checker != .client, serverKnowsFingerprint: checker != .server)
+        let (checking, peer) = checker == .client ? (pair.client, pair.server) : (pair.server, pair.client)
+        let peerCertificate = checker == .client ? pair.serverCertificate : pair.clientCertificate
+        checking.setRemoteFingerprint(stranger)
         pair.handshake()
-        #expect(pair.client.failure() == .fingerprintMismatch(expected: stranger, actual: pair.serverCertificate.fingerprint))
-        #expect(pair.client.state == .failed)
-        #expect(DTLSError.fingerprintMismatch(expected: stranger, actual: stranger).reason == "fingerprint-mismatch")
-        // The server's check passed: it has no reason to fail.
-        #expect(pair.server.connectedKeys() != nil)
+        #expect(checking.failure() == .fingerprintMismatch(expected: stranger, actual: peerCertificate.fingerprint))
+        #expect(checking.state == .failed && peer.state == .failed)
+        let peerError = try #require(peer.failure())
+        #expect(peerError.reason == "handshake-failed")
+        #expect("\(peerError)".contains("bad certificate"))
+        #expect(ERR_peek_error() == 0)
+    }
+
+    /// A ServerKeyExchange whose signature was altered in flight: the client refuses it with an alert,
+    /// both sides fail with OpenSSL's reason, and no OpenSSL error is left queued.
+    @Test func alteredSignatureFailsTheHandshake() throws {
+        var pair = try AssociationPair()
+        let client = pair.client
+        pair.server.start(at: .zero)
+        pair.client.start(at: .zero)
+        pair.pump(at: .zero) { role, datagram in
+            // OpenSSL packs a flight's records into datagrams up to the MTU: find the handshake record (22)
+            // holding ServerKeyExchange (12) after its 13-byte header (RFC 6347 §4.1, §4.2.2).
+            let exchange = records(in: datagram).first { datagram[$0.lowerBound] == 22 && datagram[$0.lowerBound + 13] == 12 }
+            if role == .server, let exchange {
+                var altered = datagram
+                altered[exchange.upperBound - 5] ^= 0x01                // inside the ECDSA signature
+                client.handleDatagram(altered, at: .zero)
+                return false
+            }
+            return true
+        }
+        let clientError = try #require(pair.client.failure())
+        let serverError = try #require(pair.server.failure())
+        #expect(clientError.reason == "handshake-failed" && serverError.reason == "handshake-failed")
+        guard case .handshakeFailed(let text) = clientError else { return }
+        #expect(!text.isEmpty && text != "unknown OpenSSL error")
+        #expect(ERR_peek_error() == 0)
     }
 
     /// A fingerprint of another algorithm is checked with that algorithm.
@@ -123,6 +157,7 @@ import Testing
         let stranger = try DTLSCertificate().fingerprint
         pair.server.setRemoteFingerprint(stranger)
         #expect(pair.server.failure() == .fingerprintMismatch(expected: stranger, actual: pair.clientCertificate.fingerprint))
+        #expect(pair.server.srtpKeys != nil && pair.server.state == .failed)
     }
 
     /// The handshake timeout runs on the given clock: nobody answers, it fails at start + 30 s.
@@ -261,7 +296,8 @@ import Testing
             resent = pair.client.pollTransmit()
         }
         let datagram = try #require(resent)
-        #expect(ContinuousClock.now - started >= .milliseconds(90))
+        // OpenSSL counts a timer with less than 15 ms left as expired.
+        #expect(ContinuousClock.now - started >= .milliseconds(85))
         #expect(pair.client.statistics.retransmissionTimeouts == 1)
         pair.server.handleDatagram(datagram, at: now)
         pair.pump(at: now)
@@ -296,6 +332,19 @@ import Testing
         }
         #expect(growths.min() ?? .max < 1_000_000, "grew by \(growths) bytes in rounds of 20 handshakes")
     }
+}
+
+/// The byte ranges of the DTLS records in `datagram`: 13-byte header, length in bytes 11-12 (RFC 6347 §4.1).
+func records(in datagram: [UInt8]) -> [Range<Int>] {
+    var ranges: [Range<Int>] = []
+    var start = 0
+    while start + 13 <= datagram.count {
+        let end = start + 13 + (Int(datagram[start + 11]) << 8 | Int(datagram[start + 12]))
+        guard end <= datagram.count else { break }
+        ranges.append(start..<end)
+        start = end
+    }
+    return ranges
 }
 
 /// The process's resident set (/proc/self/statm), in bytes.
