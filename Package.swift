@@ -145,7 +145,8 @@ let package = Package(
         .target(
             name: "MediaPeer",
             dependencies: ["MediaCore", "MediaSTUN", "MediaICE", "MediaDTLS", "MediaSRTP", "MediaRTP", "MediaSDP",
-                           "MediaNegotiation", "MediaTransport"]),
+                           "MediaNegotiation", "MediaTransport",
+                           .product(name: "DequeModule", package: "swift-collections")]),
         // Graph adapters: file sources/sinks, codec and conversion nodes.
         .target(
             name: "MediaNodes",

@@ -29,6 +29,19 @@ public enum SRTPError: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// A stable name for counters of dropped packets.
+    public var reason: String {
+        switch self {
+        case .authenticationFailed: "authentication-failed"
+        case .replayed(let tooOld): tooOld ? "replay-too-old" : "replayed"
+        case .bufferTooSmall: "buffer-too-small"
+        case .badKey: "bad-key"
+        case .invalidReplayWindow: "invalid-replay-window"
+        case .wrongDirection: "wrong-direction"
+        case .library: "library-error"
+        }
+    }
+
     /// The named error for a libsrtp status other than `srtp_err_status_ok`.
     init(status: srtp_err_status_t, operation: String) {
         switch status {
