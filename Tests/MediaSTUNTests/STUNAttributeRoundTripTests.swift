@@ -105,6 +105,21 @@ import Testing
         #expect(try STUNMessage(parsing: bytes).attributes == [.priority(1)])
     }
 
+    @Test func attributesPastTheLengthFieldAreLeftOut() throws {
+        // The header's 16-bit length bounds a message: the attribute that would cross it, and those after,
+        // are not written; what is written still parses and checks.
+        let key = STUNIntegrityKey.shortTerm(password: "pw")
+        let big = [UInt8](repeating: 7, count: 40_000)
+        let message = STUNMessage(method: .send, messageClass: .indication, transactionID: Self.transactionID,
+                                  attributes: [.data(big), .data(big), .priority(1)])
+        let bytes = message.serialized(integrity: key, sha256: true, fingerprint: true)
+        let parsed = try STUNMessage(parsing: bytes, key: key)
+        #expect(parsed.data == big)
+        #expect(parsed.priority == nil)
+        let huge = STUNMessage(method: .send, messageClass: .indication, attributes: [.data([UInt8](repeating: 1, count: 70_000))])
+        #expect(try STUNMessage(parsing: huge.serialized()).attributes.isEmpty)
+    }
+
     @Test func integrityLengthFieldCoversOnlyUpToIntegrity() throws {
         // RFC 8489 §14.5/§14.7: MESSAGE-INTEGRITY is computed with the length counting up to itself, then
         // FINGERPRINT with the length counting it too.
