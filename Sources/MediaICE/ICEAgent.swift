@@ -77,7 +77,7 @@ public struct ICEAgent: Sendable {
             deadlines.append(path.nextConsentAt)
             deadlines.append(path.lastConsentAt + configuration.consentTimeout)
             if state != .disconnected { deadlines.append(path.lastReceivedAt + configuration.disconnectedTimeout) }
-        } else if !hasFailed, let checkingStartedAt {
+        } else if selected == nil, !hasFailed, let checkingStartedAt {
             deadlines.append(checkingStartedAt + configuration.failureTimeout)
         }
         return deadlines.min()

@@ -19,12 +19,6 @@ import Testing
         return agent
     }
 
-    /// The next datagram the agent sends, which must exist.
-    static func transmit(_ agent: inout ICEAgent, sourceLocation: SourceLocation = #_sourceLocation) throws -> ICETransmit {
-        let transmit = agent.pollTransmit()
-        return try #require(transmit, sourceLocation: sourceLocation)
-    }
-
     /// A check from A as RFC 8445 §7.2.2 writes it.
     static func check(username: String = "ufrB:ufrA", password: String? = local.pwd, fingerprint: Bool = true,
                       extra: [STUNAttribute] = [.iceControlling(1000)], id: UInt8 = 1) -> [UInt8] {
@@ -39,7 +33,7 @@ import Testing
         var agent = Self.agent()
         let result = agent.handleReceive(Self.check(), from: Self.peer, to: Self.base, now: .milliseconds(5))
         #expect(result == .handled)
-        let transmit = try Self.transmit(&agent)
+        let transmit = try requireTransmit(&agent)
         #expect(transmit.source == Self.base && transmit.destination == Self.peer && !transmit.relayed)
         let response = try STUNMessage(parsing: transmit.bytes)
         #expect(response.messageClass == .successResponse && response.method == .binding)
@@ -55,7 +49,7 @@ import Testing
         #expect(agent.statistics.checksReceived == 1 && agent.statistics.responsesSent == 1)
         // A triggered check goes back at once (§7.3.1.4), with B's role and A's password.
         agent.handleTimeout(now: .milliseconds(5))
-        let triggered = try Self.transmit(&agent)
+        let triggered = try requireTransmit(&agent)
         let request = try STUNMessage(parsing: triggered.bytes)
         #expect(request.messageClass == .request && request.username == "ufrA:ufrB")
         #expect(request.iceControlled == 2000 && request.iceControlling == nil && !request.useCandidate)
@@ -106,7 +100,7 @@ import Testing
         #expect(agent.statistics.drops == [input.reason: 1])
         #expect(agent.remoteCandidates.isEmpty, "nothing learned from a refused message")
         if let code = input.responseCode {
-            let transmit = try Self.transmit(&agent)
+            let transmit = try requireTransmit(&agent)
             let response = try STUNMessage(parsing: transmit.bytes)
             #expect(response.messageClass == .errorResponse && response.errorCode?.code == code)
         }
@@ -119,7 +113,7 @@ import Testing
         var agent = Self.agent(role: .controlling, tieBreaker: 5000)
         let result = agent.handleReceive(Self.check(), from: Self.peer, to: Self.base, now: .zero)
         #expect(result == .handled)
-        let transmit = try Self.transmit(&agent)
+        let transmit = try requireTransmit(&agent)
         let response = try STUNMessage(parsing: transmit.bytes)
         #expect(response.errorCode?.code == 487)
         try STUNMessage.verifyIntegrity(of: transmit.bytes, key: .shortTerm(password: Self.local.pwd))
@@ -128,7 +122,7 @@ import Testing
         var smaller = Self.agent(role: .controlling, tieBreaker: 10)
         let smallerResult = smaller.handleReceive(Self.check(), from: Self.peer, to: Self.base, now: .zero)
         #expect(smallerResult == .handled && smaller.role == .controlled)
-        let answer = try STUNMessage(parsing: try Self.transmit(&smaller).bytes)
+        let answer = try STUNMessage(parsing: try requireTransmit(&smaller).bytes)
         #expect(answer.messageClass == .successResponse)
         let event = smaller.pollEvent()
         #expect(event == .roleChanged(.controlled))
@@ -141,14 +135,37 @@ import Testing
         agent.addLocalBase(Self.base, now: .zero)
         let result = agent.handleReceive(Self.check(), from: Self.peer, to: Self.base, now: .zero)
         #expect(result == .handled)
-        let answer = try STUNMessage(parsing: try Self.transmit(&agent).bytes)
+        let answer = try STUNMessage(parsing: try requireTransmit(&agent).bytes)
         #expect(answer.messageClass == .successResponse)
         agent.handleTimeout(now: .milliseconds(100))
         let early = agent.pollTransmit()
         #expect(early == nil, "no check without the peer's password")
         agent.setRemoteCredentials(Self.remote, now: .milliseconds(100))
         agent.handleTimeout(now: .milliseconds(100))
-        let triggered = try Self.transmit(&agent)
+        let triggered = try requireTransmit(&agent)
         #expect(try STUNMessage(parsing: triggered.bytes).username == "ufrA:ufrB")
+    }
+
+    /// The triggered-check queue goes before ordinary checks (RFC 8445 §6.1.4.2, §7.3.1.4): a check from a
+    /// new address is answered by a check there first, although signalled host pairs rank higher.
+    @Test func triggeredCheckGoesFirst() throws {
+        var agent = Self.agent()
+        for port in UInt16(7000)...7002 {
+            let candidate = ICECandidate(type: .host, address: TransportAddress(ip: Self.peer.ip, port: port),
+                                         foundation: "host\(port)", localPreference: 65535 - (port - 7000))
+            agent.addRemoteCandidate(candidate, now: .zero)
+        }
+        let result = agent.handleReceive(Self.check(), from: Self.peer, to: Self.base, now: .zero)
+        #expect(result == .handled)
+        _ = try requireTransmit(&agent)  // the success response
+        agent.handleTimeout(now: .zero)
+        #expect(try requireTransmit(&agent).destination == Self.peer)
+        // The ordinary checks follow, one per Ta (50 ms), highest priority first.
+        agent.handleTimeout(now: .milliseconds(20))
+        let paced = agent.pollTransmit()
+        #expect(paced == nil, "paced at Ta")
+        agent.handleTimeout(now: .milliseconds(50))
+        #expect(try requireTransmit(&agent).destination.port == 7000)
+        #expect(agent.statistics.pairs.count == 4)
     }
 }
