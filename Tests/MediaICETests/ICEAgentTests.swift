@@ -301,4 +301,20 @@ import Testing
                                                      to: TransportAddress("192.168.1.10:5000")!, now: network.now)
             == .dropped(reason: "closed"))
     }
+
+    /// Pairs only join candidates of one address family (RFC 8445 §6.1.2.2): A has IPv4 and IPv6 bases, B
+    /// only IPv6, and they connect over IPv6.
+    @Test func pairsKeepToOneAddressFamily() throws {
+        var network = InMemoryNetwork()
+        network.add("A", ICEAgent(role: .controlling, local: Self.credentialsA, tieBreaker: 1),
+                    bases: ["192.168.1.10:5000", "[2001:db8::10]:5000"])
+        network.add("B", ICEAgent(role: .controlled, local: Self.credentialsB, tieBreaker: 2), bases: ["[2001:db8::20]:6000"])
+        #expect(network.peers[0].bases.count == 2 && network.peers[1].bases.count == 1)
+        network.exchangeCredentials()
+        let connected = network.run(for: .seconds(5), until: Self.bothConnected)
+        #expect(connected)
+        #expect(network.peers[0].agent.statistics.pairs.count == 1)
+        let pair = try #require(network.peers[0].agent.selectedPair)
+        #expect(pair.local.connectionAddress == "2001:db8::10" && pair.remote.connectionAddress == "2001:db8::20")
+    }
 }
