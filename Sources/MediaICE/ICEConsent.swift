@@ -89,6 +89,11 @@ extension ICEAgent {
         } else {
             next = .new
         }
+        // W3C goes through connected on the way to completed.
+        if next == .completed, state == .new || state == .checking {
+            state = .connected
+            events.append(.stateChanged(.connected))
+        }
         if next != state {
             state = next
             events.append(.stateChanged(next))

@@ -168,4 +168,58 @@ import Testing
         #expect(try requireTransmit(&agent).destination.port == 7000)
         #expect(agent.statistics.pairs.count == 4)
     }
+
+    /// The controlled agent selects a pair the controlling one nominated (RFC 8445 §7.3.1.5, §8.1.1): at once
+    /// when its own check of the pair already succeeded, otherwise when that check succeeds.
+    @Test(arguments: [false, true])
+    func controlledAgentSelectsTheNominatedPair(ownCheckFirst: Bool) throws {
+        var agent = Self.agent()
+        agent.addRemoteCandidate(ICECandidate(type: .host, address: Self.peer, foundation: "1"), now: .zero)
+        agent.handleTimeout(now: .zero)
+        let ownCheck = try STUNMessage(parsing: try requireTransmit(&agent).bytes)
+        let answer = ownCheck.successResponse(attributes: [.xorMappedAddress(Self.base)])
+            .serialized(integrity: .shortTerm(password: Self.remote.pwd), fingerprint: true)
+        if ownCheckFirst {
+            #expect(agent.handleReceive(answer, from: Self.peer, to: Self.base, now: .milliseconds(20)) == .handled)
+            #expect(agent.selectedPair == nil, "not selected without a nomination")
+        }
+        let nomination = Self.check(extra: [.iceControlling(1000), .useCandidate])
+        #expect(agent.handleReceive(nomination, from: Self.peer, to: Self.base, now: .milliseconds(30)) == .handled)
+        if !ownCheckFirst {
+            #expect(agent.selectedPair == nil, "not selected before its own check succeeds")
+            #expect(agent.handleReceive(answer, from: Self.peer, to: Self.base, now: .milliseconds(40)) == .handled)
+        }
+        let selected = try #require(agent.selectedPair)
+        #expect(selected.remote.address == Self.peer && selected.local.address == Self.base)
+        #expect(agent.state == .connected)
+        #expect(agent.statistics.pairs.first?.nominated == true)
+        var events: [ICEEvent] = []
+        while let event = agent.pollEvent() { events.append(event) }
+        #expect(events.contains(.selectedPairChanged(local: selected.local, remote: selected.remote)))
+        #expect(events.last == .stateChanged(.connected))
+    }
+
+    /// A STUN server that never answers: the request is retransmitted, then gathering completes without a
+    /// server-reflexive candidate.
+    @Test func unansweredSTUNServerEndsGathering() {
+        let server = TransportAddress("198.51.100.1:3478")!
+        var agent = ICEAgent(role: .controlling, local: Self.local, configuration: ICEConfiguration(stunServers: [server]),
+                             tieBreaker: 1)
+        agent.addLocalBase(Self.base, now: .zero)
+        var requests = 0
+        var now = ClockTime.zero
+        var complete = false
+        while !complete, let due = agent.nextTimeout, due < .seconds(60) {
+            while let transmit = agent.pollTransmit() {
+                #expect(transmit.destination == server && transmit.source == Self.base)
+                requests += 1
+            }
+            now = due
+            agent.handleTimeout(now: now)
+            while let event = agent.pollEvent() { if event == .gatheringComplete { complete = true } }
+        }
+        #expect(complete && requests == 7 && now == .milliseconds(15500))
+        #expect(agent.localCandidates.map(\.type) == [.host])
+        #expect(agent.statistics.gatheringRequestsSent == 1 && agent.statistics.retransmissions == 6)
+    }
 }
