@@ -43,6 +43,7 @@ public struct ICEAgent: Sendable {
     var hasFailed = false
     var gatheringStarted = false
     var prflxCounter = 0
+    var transactionCount = 0
 
     public init(role: ICERole, local: ICECredentials, configuration: ICEConfiguration = ICEConfiguration(),
                 tieBreaker: UInt64 = UInt64.random(in: .min ... .max)) {

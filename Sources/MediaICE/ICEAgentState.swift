@@ -52,8 +52,10 @@ extension ICEAgent {
         var firstSentAt: ClockTime = .zero
         var transmissions = 1
         var rto: ClockTime = .zero
-        /// nil for consent requests, which are not retransmitted (RFC 7675 §5.1) and expire with consent.
+        /// nil once no retransmission is left (a consent request still waits for a late answer).
         var nextRetransmitAt: ClockTime?
+        /// Order of first transmission, to retransmit in a repeatable order.
+        var sequence = 0
     }
 
     /// The pair media goes over, kept apart from the checklist so that it survives an ICE restart.

@@ -133,7 +133,9 @@ extension ICEAgent {
         var transaction = transaction
         transaction.firstSentAt = now
         transaction.rto = configuration.initialRTO
-        if case .consent = transaction.kind {} else { transaction.nextRetransmitAt = now + configuration.initialRTO }
+        transaction.nextRetransmitAt = now + configuration.initialRTO
+        transactionCount += 1
+        transaction.sequence = transactionCount
         guard let id = try? STUNMessage(parsing: transaction.request).transactionID else { return }
         transactions[id] = transaction
         transmits.append(ICETransmit(source: transaction.source, destination: transaction.destination,
@@ -141,9 +143,11 @@ extension ICEAgent {
     }
 
     /// Retransmits requests whose timer fired (RFC 8489 §6.2.1, doubling up to `maximumRTO`); after
-    /// `maximumTransmissions` the transaction fails: the pair fails, a STUN server is given up.
+    /// `maximumTransmissions` the transaction fails: the pair fails, a STUN server is given up. A consent
+    /// request is retransmitted only until the next one is due, so that one lost datagram does not cost a
+    /// whole consent interval. In the order the requests were first sent, so that runs repeat.
     mutating func retransmitDue(now: ClockTime) {
-        for (id, transaction) in transactions {
+        for (id, transaction) in transactions.sorted(by: { $0.value.sequence < $1.value.sequence }) {
             if case .consent = transaction.kind, now >= transaction.firstSentAt + configuration.consentTimeout {
                 transactions[id] = nil
                 continue
@@ -154,13 +158,18 @@ extension ICEAgent {
                 next.transmissions += 1
                 next.rto = min(next.rto + next.rto, configuration.maximumRTO)
                 next.nextRetransmitAt = now + next.rto
+                if case .consent = next.kind, now + next.rto >= selected?.nextConsentAt ?? .max { next.nextRetransmitAt = nil }
                 transactions[id] = next
                 counters.retransmissions += 1
                 transmits.append(ICETransmit(source: transaction.source, destination: transaction.destination,
                                              bytes: transaction.request, relayed: transaction.relayed))
-                if case .check(let pair, _, _) = transaction.kind {
+                switch transaction.kind {
+                case .check(let pair, _, _):
                     pairs[pair].figures.requestsSent += 1
                     counters.checksSent += 1
+                case .consent:
+                    if let pair = selected?.pairIndex { pairs[pair].figures.requestsSent += 1 }
+                case .gather: break
                 }
             } else {
                 transactions[id] = nil

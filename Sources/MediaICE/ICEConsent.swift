@@ -19,6 +19,7 @@ extension ICEAgent {
         if now >= path.lastConsentAt + configuration.consentTimeout {
             path.consentLost = true
             selected = path
+            transactions = transactions.filter { if case .consent = $0.value.kind { false } else { true } }
             events.append(.consentLost)
             return
         }

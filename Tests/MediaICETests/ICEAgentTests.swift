@@ -204,6 +204,20 @@ import Testing
         #expect(network.peers[0].agent.state == .failed)
     }
 
+    /// Consent survives 20 % loss on an idle path for ten minutes: each consent request is retransmitted
+    /// until the next one is due. (With one datagram per request, these seeds lost consent.)
+    @Test(arguments: [UInt64(3), 6, 10])
+    func consentSurvivesLoss(seed: UInt64) {
+        var network = Self.twoAgents(seed: seed)
+        network.loss = 0.2
+        network.jitter = .milliseconds(30)
+        let connected = network.run(for: .seconds(20), until: Self.bothConnected)
+        #expect(connected)
+        network.run(for: .seconds(600))
+        #expect(network.peers.allSatisfy { !$0.events.contains(.consentLost) && $0.agent.state == .completed })
+        #expect(network.peers.allSatisfy { $0.agent.statistics.consentRequestsSent >= 100 })
+    }
+
     /// 20 % loss both ways (and reordering): retransmissions still get both agents connected.
     @Test(arguments: [UInt64(3), 4, 5, 6])
     func connectsWithTwentyPercentLoss(seed: UInt64) throws {
