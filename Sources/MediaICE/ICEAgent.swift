@@ -173,10 +173,16 @@ public struct ICEAgent: Sendable {
     }
 
     /// Adds a remote candidate (trickle ICE, RFC 8838) and pairs it with the local ones (RFC 8445 §6.1.2).
-    /// TCP candidates and unresolved mDNS hostnames are counted and ignored.
+    /// TCP candidates and unresolved mDNS hostnames are counted and ignored, and so is a candidate whose
+    /// `ufrag` extension names another generation than the current remote credentials (a late trickle
+    /// from before an ICE restart).
     public mutating func addRemoteCandidate(_ candidate: ICECandidate, now: ClockTime) {
         guard state != .closed else { return }
         lastNow = now
+        if let ufrag = candidate.extensionValue("ufrag"), let remoteCredentials, ufrag != remoteCredentials.ufrag {
+            counters.drop("stale-candidate-generation")
+            return
+        }
         guard candidate.transport == .udp else { counters.tcpCandidatesIgnored += 1; return }
         guard let address = candidate.address else {
             if candidate.isMDNS { counters.mdnsCandidatesIgnored += 1 } else { counters.drop("unresolved-candidate") }

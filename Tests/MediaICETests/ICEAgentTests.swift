@@ -288,6 +288,19 @@ import Testing
         #expect(agent.statistics.mdnsCandidatesIgnored == 1 && agent.statistics.tcpCandidatesIgnored == 1)
     }
 
+    /// A candidate trickled with the previous generation's ufrag after a restart is not paired.
+    @Test func candidatesOfAnotherGenerationAreIgnored() throws {
+        var agent = ICEAgent(role: .controlling, local: Self.credentialsA, tieBreaker: 1)
+        agent.addLocalBase(TransportAddress("192.168.1.10:5000")!, now: .zero)
+        agent.setRemoteCredentials(Self.credentialsB, now: .zero)
+        agent.addRemoteCandidate(try ICECandidate(parsing: "candidate:1 1 udp 2122260223 192.168.1.20 6000 typ host ufrag old1"),
+                                 now: .zero)
+        agent.addRemoteCandidate(try ICECandidate(parsing: "candidate:2 1 udp 2122260223 192.168.1.21 6000 typ host ufrag ufrB"),
+                                 now: .zero)
+        #expect(agent.remoteCandidates.map(\.connectionAddress) == ["192.168.1.21"])
+        #expect(agent.statistics.drops == ["stale-candidate-generation": 1])
+    }
+
     @Test func loopbackBasesOnlyWhenConfigured() {
         var plain = ICEAgent(role: .controlling, local: Self.credentialsA, tieBreaker: 1)
         plain.addLocalBases([TransportAddress("127.0.0.1:5000")!, TransportAddress("192.168.1.10:5000")!], now: .zero)
