@@ -85,7 +85,7 @@ extension ICEAgent {
         } else {
             prflxCounter += 1
             let candidate = ICECandidate(foundation: "prflx\(prflxCounter)", component: locals[local].candidate.component,
-                                         priority: message.priority ?? 0, connectionAddress: source.ip.description,
+                                         priority: min(message.priority ?? 0, 0x7FFF_FFFF), connectionAddress: source.ip.description,
                                          port: source.port, type: .prflx)
             remotes.append(RemoteCandidate(candidate: candidate, address: source))
             remote = remotes.count - 1

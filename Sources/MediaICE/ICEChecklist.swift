@@ -39,9 +39,10 @@ extension ICEAgent {
             : Self.pairPriority(controlling: remotePriority, controlled: localPriority)
     }
 
-    /// RFC 8445 §6.1.2.3 for the two candidate priorities.
+    /// RFC 8445 §6.1.2.3 for the two candidate priorities. Exact for priorities up to 2^31 − 1 as the RFC
+    /// allows; larger ones wrap instead of trapping.
     public static func pairPriority(controlling g: UInt32, controlled d: UInt32) -> UInt64 {
-        (UInt64(min(g, d)) << 32) + 2 * UInt64(max(g, d)) + (g > d ? 1 : 0)
+        (UInt64(min(g, d)) << 32) &+ 2 &* UInt64(max(g, d)) &+ (g > d ? 1 : 0)
     }
 
     mutating func resetChecklist() {

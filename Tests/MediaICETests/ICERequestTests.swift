@@ -57,6 +57,17 @@ import Testing
         #expect(triggered.destination == Self.peer)
     }
 
+    /// A PRIORITY beyond 2^31 − 1 in a check is clamped for the peer-reflexive candidate.
+    @Test func outOfRangePriorityIsClamped() throws {
+        var agent = Self.agent()
+        let bytes = STUNMessage(method: .binding, messageClass: .request,
+                                attributes: [.username("ufrB:ufrA"), .priority(.max), .iceControlling(1000)])
+            .serialized(integrity: .shortTerm(password: Self.local.pwd), fingerprint: true)
+        #expect(agent.handleReceive(bytes, from: Self.peer, to: Self.base, now: .zero) == .handled)
+        #expect(agent.remoteCandidates.first?.priority == 0x7FFF_FFFF)
+        #expect(agent.statistics.pairs.first?.priority ?? 0 > 0)
+    }
+
     struct BadInput: Sendable, CustomTestStringConvertible {
         var name: String
         var bytes: [UInt8]
@@ -221,5 +232,36 @@ import Testing
         #expect(complete && requests == 7 && now == .milliseconds(15500))
         #expect(agent.localCandidates.map(\.type) == [.host])
         #expect(agent.statistics.gatheringRequestsSent == 1 && agent.statistics.retransmissions == 6)
+    }
+
+    /// Mutated checks and responses (seeded): never a trap, every datagram handled or dropped by a named
+    /// reason, and the drops add up.
+    @Test func mutatedDatagramsAreCountedNotFatal() throws {
+        var agent = Self.agent()
+        agent.addRemoteCandidate(ICECandidate(type: .host, address: Self.peer, foundation: "1"), now: .zero)
+        agent.handleTimeout(now: .zero)
+        let ownCheck = try STUNMessage(parsing: try requireTransmit(&agent).bytes)
+        let seeds = [Self.check(), Self.check(extra: [.iceControlling(1000), .useCandidate]),
+                     ownCheck.successResponse(attributes: [.xorMappedAddress(Self.base)])
+                         .serialized(integrity: .shortTerm(password: Self.remote.pwd), fingerprint: true)]
+        var random = SeededGenerator(seed: 12)
+        var dropped = 0
+        for round in 0..<3000 {
+            var bytes = seeds[round % seeds.count]
+            for _ in 0...Int(random.next() % 4) {
+                let index = Int(random.next() % UInt64(bytes.count))
+                bytes[index] ^= UInt8(truncatingIfNeeded: random.next() | 1)
+            }
+            if random.next() % 8 == 0 { bytes.removeLast(Int(random.next() % UInt64(bytes.count))) }
+            let result = agent.handleReceive(bytes, from: Self.peer, to: Self.base, now: .milliseconds(Int64(round)))
+            if case .dropped(let reason) = result {
+                #expect(!reason.isEmpty)
+                dropped += 1
+            }
+            while agent.pollTransmit() != nil {}
+        }
+        #expect(dropped > 2500)
+        #expect(agent.statistics.drops.values.reduce(0, +) == dropped)
+        #expect(agent.statistics.drops.keys.contains("bad-fingerprint"))
     }
 }
