@@ -1,2 +1,0 @@
-import MediaICE
-import Testing
