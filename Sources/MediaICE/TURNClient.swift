@@ -122,12 +122,14 @@ public struct TURNClient: Sendable {
 
     /// Takes a datagram received from `source`. STUN responses and indications from the server are
     /// handled here; Data indications and ChannelData come out as `.peerData` (RFC 8656 §11.4, §12.6);
-    /// anything not from the server, or neither STUN nor ChannelData, is `.notTURN`.
+    /// anything not from the server, or whose first byte is neither STUN's (0-3) nor ChannelData's
+    /// (64-79, RFC 7983), is `.notTURN`.
     public mutating func handleReceive(_ bytes: UnsafeRawBufferPointer, from source: TransportAddress,
                                        at now: ClockTime) -> TURNReceiveResult {
         guard source == server else { return .notTURN }
         if TURNChannelData.looksLikeChannelData(bytes) { return receiveChannelData(bytes) }
-        guard STUNMessage.looksLikeSTUN(bytes) else { return .notTURN }
+        // RFC 7983 §7: a first byte of 0-3 is STUN; from the server, one that does not parse is a drop.
+        guard let first = bytes.first, first < 4 else { return .notTURN }
         let message: STUNMessage
         do { message = try STUNMessage(parsing: bytes) } catch { return drop(.malformed(error)) }
         switch message.messageClass {
