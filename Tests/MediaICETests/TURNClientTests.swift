@@ -197,6 +197,45 @@ func seconds(_ value: Double) -> ClockTime { .seconds(value) }
         #expect(harness.server.requests.filter { $0.method == .refresh }.allSatisfy { $0.lifetime == 60 })
     }
 
+    @Test func aStaleNonceOnARefreshIsRetriedAndTheAllocationLives() {
+        var harness = TURNHarness.allocated()
+        harness.server.staleNonceOnce = true
+        harness.run(until: seconds(600))
+        let refreshes = harness.server.requests.filter { $0.method == .refresh }
+        #expect(refreshes.map(\.nonce) == ["nonce-1", "nonce-2"])
+        #expect(harness.client.state == .allocated)
+        #expect(harness.server.allocation(of: TURNHarness.clientAddress, at: harness.now) != nil)
+    }
+
+    @Test func endlessStaleNoncesFailNamedStaleNonce() throws {
+        var client = TURNClient(server: TURNHarness.serverAddress, username: "u", password: "p",
+                                configuration: TURNConfiguration(maxStaleNonceRetries: 2))
+        client.start(now: .zero)
+        var answers = 0
+        while let datagram = client.pollTransmit() {
+            let request = try STUNMessage(parsing: datagram)
+            let code: STUNErrorCode = answers == 0 ? .unauthorized : .staleNonce
+            answers += 1
+            let response = STUNMessage(method: .allocate, messageClass: .errorResponse, transactionID: request.transactionID,
+                                       attributes: [.errorCode(code), .realm("r"), .nonce("n\(answers)")]).serialized()
+            _ = client.handleReceive(response, from: TURNHarness.serverAddress, at: .zero)
+        }
+        // The challenge, then the first try and two retries each answered 438.
+        #expect(answers == 4)
+        #expect(client.pollEvent() == .failed(.staleNonce))
+    }
+
+    @Test func anUnansweredRefreshLosesTheAllocationWhenItsLifetimeEnds() {
+        var harness = TURNHarness(configuration: TURNConfiguration(requestedLifetime: 60))
+        harness.client.start(now: .zero)
+        harness.pump()
+        harness.server.silent = true
+        harness.run(until: seconds(59.9))
+        #expect(harness.client.state == .allocated)
+        harness.run(until: seconds(60))
+        #expect(harness.events.last == .failed(.allocationExpired))
+    }
+
     @Test func allocationLostOnTheServerFailsTheRefreshAsMismatch() {
         var harness = TURNHarness.allocated()
         // The server restarts: it forgets every allocation.
