@@ -80,7 +80,7 @@ struct TURNHarness {
     }
 }
 
-func seconds(_ value: Double) -> ClockTime { .seconds(value) }
+private func seconds(_ value: Double) -> ClockTime { .seconds(value) }
 
 @Suite struct TURNAllocationTests {
     @Test func allocateAnswersTheChallengeWithLongTermCredentials() throws {

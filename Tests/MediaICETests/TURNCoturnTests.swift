@@ -156,7 +156,7 @@ struct TURNDriver {
 }
 
 extension UDPSocket {
-    func sendBytes(_ bytes: [UInt8], to address: SocketAddress) throws {
+    fileprivate func sendBytes(_ bytes: [UInt8], to address: SocketAddress) throws {
         try bytes.withUnsafeBytes { try send($0, to: address) }
     }
 }
