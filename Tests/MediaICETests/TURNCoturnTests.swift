@@ -11,8 +11,19 @@ import Testing
 @Suite(.serialized, .enabled(if: CoturnServer.executable != nil, "turnserver (coturn) is not installed"))
 struct TURNCoturnTests {
     @Test func allocateAndRelayBothWaysThroughIndicationsAndAChannel() throws {
-        let server = try CoturnServer()
-        defer { server.stop() }
+        try CoturnServer.with { server in try relayBothWays(through: server) }
+    }
+
+    @Test func wrongPasswordIsRefusedAsWrongCredentials() throws {
+        try CoturnServer.with { server in
+            var driver = try TURNDriver(server: server.address, password: "not-the-secret")
+            driver.client.start(now: SystemClock().now)
+            let failure = try driver.waitForEvent(within: 5) { if case .failed = $0 { true } else { false } }
+            #expect(failure == .failed(.wrongCredentials))
+        }
+    }
+
+    func relayBothWays(through server: CoturnServer) throws {
         let peerSocket = try UDPSocket(bindingTo: SocketAddress(host: "127.0.0.1", port: 0))
         let peer = try #require(TransportAddress(host: "127.0.0.1", port: peerSocket.localAddress.port))
         var driver = try TURNDriver(server: server.address, password: "secret")
@@ -63,15 +74,6 @@ struct TURNCoturnTests {
         let closed = try driver.waitForEvent(within: 5) { $0 == .closed }
         #expect(closed == .closed)
         #expect(driver.client.statistics.dropCount == 0)
-    }
-
-    @Test func wrongPasswordIsRefusedAsWrongCredentials() throws {
-        let server = try CoturnServer()
-        defer { server.stop() }
-        var driver = try TURNDriver(server: server.address, password: "not-the-secret")
-        driver.client.start(now: SystemClock().now)
-        let failure = try driver.waitForEvent(within: 5) { if case .failed = $0 { true } else { false } }
-        #expect(failure == .failed(.wrongCredentials))
     }
 
     /// One datagram on `socket`, or a thrown `TURNTestTimeout` after `seconds`.
@@ -193,6 +195,20 @@ final class CoturnServer {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
+    }
+
+    /// Runs `body` with a fresh server, killed afterwards; when `body` throws, the server's log goes with
+    /// the error into the test's issues.
+    static func with(_ body: (CoturnServer) throws -> Void) throws {
+        let server = try CoturnServer()
+        defer { server.stop() }
+        do {
+            try body(server)
+        } catch {
+            let log = (try? String(contentsOf: server.logFile, encoding: .utf8)) ?? "(no log)"
+            Issue.record("\(error); turnserver's log ends:\n\(log.suffix(2000))")
+            throw error
+        }
     }
 
     /// Kills the server (SIGKILL: a child of the test process may have SIGTERM blocked) and removes its log.
