@@ -197,7 +197,7 @@ let package = Package(
         .testTarget(name: "SluiceTests", dependencies: ["Sluice", "TestSupport"]),
         .testTarget(name: "PipeBenchTests", dependencies: ["PipeBench"]),
         .testTarget(name: "MediaSTUNTests", dependencies: ["MediaSTUN", "TestSupport"]),
-        .testTarget(name: "MediaICETests", dependencies: ["MediaICE", "MediaSTUN", "TestSupport"]),
+        .testTarget(name: "MediaICETests", dependencies: ["MediaICE", "MediaSTUN", "MediaTransport", "TestSupport"]),
         .testTarget(name: "MediaDTLSTests", dependencies: ["MediaDTLS", "MediaSRTP", "TestSupport"]),
         .testTarget(name: "MediaPeerTests", dependencies: ["MediaPeer", "TestSupport"]),
     ],
