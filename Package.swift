@@ -198,7 +198,7 @@ let package = Package(
         .testTarget(name: "PipeBenchTests", dependencies: ["PipeBench"]),
         .testTarget(name: "MediaSTUNTests", dependencies: ["MediaSTUN", "TestSupport"]),
         .testTarget(name: "MediaICETests", dependencies: ["MediaICE", "MediaSTUN", "TestSupport"]),
-        .testTarget(name: "MediaDTLSTests", dependencies: ["MediaDTLS", "MediaSRTP", "TestSupport"]),
+        .testTarget(name: "MediaDTLSTests", dependencies: ["MediaDTLS", "MediaSRTP", "MediaTransport", "TestSupport"]),
         .testTarget(name: "MediaPeerTests", dependencies: ["MediaPeer", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
