@@ -41,37 +41,9 @@ struct DTLSInteropTests {
 
             let association = try DTLSAssociation(role: ourRole, certificate: ours, remoteFingerprint: theirs.fingerprint,
                                                   initialRetransmissionTimeout: .milliseconds(200))
-            let clock = SystemClock()
-            association.start(at: clock.now)
-            let deadline = clock.now + .seconds(8)
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            var keys: DTLSSRTPKeys?
-            while keys == nil, association.state != .failed, clock.now < deadline {
-                if let peer {
-                    while let datagram = association.pollTransmit() {
-                        try datagram.withUnsafeBytes { try socket.send($0, to: peer) }
-                    }
-                }
-                let wait = min((association.nextTimeout ?? deadline) - clock.now, .milliseconds(50))
-                if let received = try buffer.withUnsafeMutableBytes({ try socket.receive(into: $0, timeout: max(wait, .zero)) }) {
-                    peer = peer ?? received.from
-                    association.handleDatagram(Array(buffer[..<received.count]), at: clock.now)
-                }
-                if let next = association.nextTimeout, clock.now >= next { association.handleTimeout(at: clock.now) }
-                for event in association.events() {
-                    switch event {
-                    case .connected(let connected): keys = connected
-                    case .failed(let error): Issue.record("failed: \(error)")
-                    case .applicationData, .closed: break
-                    }
-                }
-            }
-            association.close()
-            if let peer {
-                while let datagram = association.pollTransmit() { try datagram.withUnsafeBytes { try socket.send($0, to: peer) } }
-            }
+            let outcome = try drive(association, over: socket, to: peer)
             let output = tool.finish(within: .seconds(3))
-            let connected = try #require(keys, "no handshake; tool said: \(output)")
+            let connected = try #require(outcome.keys, "no handshake (\(String(describing: outcome.failure))); tool said: \(output)")
             #expect(connected.profile == .aes128CmHmacSha1_80)
             #expect(output.contains("SRTP Extension negotiated, profile=SRTP_AES128_CM_SHA1_80"))
             let (client, server) = ourRole == .client ? (connected.local, connected.remote) : (connected.remote, connected.local)
@@ -80,6 +52,61 @@ struct DTLSInteropTests {
             let line = output.split(separator: "\n").first { $0.contains("Keying material:") }
             #expect(line?.split(separator: ":").last?.trimmingCharacters(in: .whitespaces).uppercased() == expected)
         }
+    }
+
+    /// s_client without a certificate: our server requires one (RFC 5763 §5), so the handshake fails.
+    @Test func serverRefusesAClientWithoutCertificate() throws {
+        let socket = try UDPSocket(bindingTo: SocketAddress(host: "127.0.0.1", port: 0))
+        defer { socket.close() }
+        let tool = try OpenSSLTool(["s_client", "-dtls1_2", "-use_srtp", "SRTP_AES128_CM_SHA1_80",
+                                    "-connect", "127.0.0.1:\(socket.localAddress.port)"])
+        let association = try DTLSAssociation(role: .server, certificate: try DTLSCertificate(),
+                                              remoteFingerprint: try DTLSCertificate().fingerprint)
+        let outcome = try drive(association, over: socket, to: nil)
+        _ = tool.finish(within: .seconds(3))
+        #expect(outcome.keys == nil)
+        guard case .handshakeFailed(let text) = outcome.failure else {
+            Issue.record("expected handshakeFailed, got \(String(describing: outcome.failure))")
+            return
+        }
+        #expect(text.contains("peer did not return a certificate"))
+    }
+
+    /// Runs `association` over `socket` in real time until it connects or fails (at most 8 s), then
+    /// closes it. `peer` is where to send; nil until the first datagram comes (when we are the server).
+    func drive(_ association: DTLSAssociation, over socket: UDPSocket, to peer: SocketAddress?) throws
+        -> (keys: DTLSSRTPKeys?, failure: DTLSError?)
+    {
+        var peer = peer
+        let clock = SystemClock()
+        association.start(at: clock.now)
+        let deadline = clock.now + .seconds(8)
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        var keys: DTLSSRTPKeys?
+        var failure: DTLSError?
+        func flush() throws {
+            guard let peer else { return }
+            while let datagram = association.pollTransmit() { try datagram.withUnsafeBytes { try socket.send($0, to: peer) } }
+        }
+        while keys == nil, failure == nil, clock.now < deadline {
+            try flush()
+            let wait = min((association.nextTimeout ?? deadline) - clock.now, .milliseconds(50))
+            if let received = try buffer.withUnsafeMutableBytes({ try socket.receive(into: $0, timeout: max(wait, .zero)) }) {
+                peer = peer ?? received.from
+                association.handleDatagram(Array(buffer[..<received.count]), at: clock.now)
+            }
+            if let next = association.nextTimeout, clock.now >= next { association.handleTimeout(at: clock.now) }
+            for event in association.events() {
+                switch event {
+                case .connected(let connected): keys = connected
+                case .failed(let error): failure = error
+                case .applicationData, .closed: break
+                }
+            }
+        }
+        association.close()
+        try flush()
+        return (keys, failure)
     }
 }
 
