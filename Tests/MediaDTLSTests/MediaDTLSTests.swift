@@ -1,2 +1,0 @@
-import MediaDTLS
-import Testing
