@@ -23,6 +23,13 @@ func sluiceOffer() -> SessionDescription {
                                            senders: [.audio: audioSender, .video: videoSender], dataChannel: true))
 }
 
+/// The answer in Fixtures/sluice-answer.sdp: to aiortc's offer, audio and video sent, data channels accepted.
+func sluiceAnswerToAiortc() throws -> WebRTCAnswer {
+    try makeWebRTCAnswer(to: fixture("aiortc-offer.sdp"), capabilities: sluiceCapabilities, transport: sluiceTransport,
+                         options: WebRTCOptions(origin: SDPOrigin(sessionID: 4_242_424_243, sessionVersion: 1),
+                                                senders: [.audio: audioSender, .video: videoSender], dataChannel: true))
+}
+
 /// The WebRTC answer to fixture `name`, written and parsed back.
 func webRTCAnswer(_ name: String, options: WebRTCOptions = WebRTCOptions(senders: [.audio: audioSender, .video: videoSender]))
     throws -> WebRTCAnswer
@@ -228,6 +235,16 @@ func webRTCAnswer(_ name: String, options: WebRTCOptions = WebRTCOptions(senders
             #expect(try answered.extensionMaps().map(\.id) == supported.map(\.id))
         }
         #expect(answer.results.filter { $0.type != "application" }.allSatisfy { $0.rejectionReason == nil })
+    }
+
+    @Test func answerToAiortcIsTheFixtureByteForByte() throws {
+        // Fixtures/sluice-answer.sdp is what aiortc accepted (aiortc-sdp.py --accept-answer): it must stay what Sluice writes.
+        let url = TestSupport.repositoryRoot.appendingPathComponent("Tests/MediaSDPTests/Fixtures/sluice-answer.sdp")
+        let answer = try sluiceAnswerToAiortc()
+        #expect(answer.description.serialized() == String(decoding: try Data(contentsOf: url), as: UTF8.self))
+        try expectWebRTCAnswer(answer, to: "aiortc-offer.sdp")
+        #expect(answer.description.media.map(\.type) == ["video", "audio", "application"])
+        #expect(answer.results.allSatisfy { $0.rejectionReason == nil } && answer.notes.isEmpty)
     }
 
     @Test func offerWithoutRTCPMuxIsAnsweredWithANote() throws {
