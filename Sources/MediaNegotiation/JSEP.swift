@@ -168,8 +168,8 @@ public struct WebRTCAnswer: Sendable {
 
 /// The answer to a WebRTC offer (JSEP, RFC 8829 §5.3.1) from a browser, aiortc or GStreamer:
 /// audio and video sections negotiated as `makeAnswer` does (offer's payload types and order), the
-/// offer's mids, `a=setup` answering the offer's (RFC 8842 §5.3), the same transport in every accepted
-/// section, the offered header extensions this side supports with the offer's ids (RFC 8285 §6),
+/// offer's mids, `a=setup` answering the offer's (RFC 8842 §5.3), the same transport lines in every
+/// accepted section (as Chrome's and aiortc's answers write them), the offered header extensions this side supports with the offer's ids (RFC 8285 §6),
 /// rtcp-mux and rtcp-rsize when offered, a direction per RFC 3264 §6.1 from what this side sends and
 /// receives, and `a=group:BUNDLE` of the accepted sections in the offer's group order (RFC 9143
 /// §7.3). A data channel section is answered when `options.dataChannel`, else rejected with port 0

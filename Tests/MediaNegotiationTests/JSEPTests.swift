@@ -355,3 +355,44 @@ func replacingSetup(in description: SessionDescription, with setup: SDPSetup) ->
         #expect(results[0].codecs.map(\.payloadType) == [96] && results[1].codecs.map(\.payloadType) == [97, 99, 101])
     }
 }
+
+/// Seeded line-level mutations of the WebRTC offers (lines dropped, duplicated, swapped or changed to
+/// another attribute's value): answering and reading never crash, fail only with a JSEPError, and an
+/// answer made writes back to text that parses the same.
+@Suite struct JSEPFuzzTests {
+    static let offers = ["chrome-offer.sdp", "firefox-offer.sdp", "safari-offer.sdp", "gstreamer-webrtcbin.sdp", "aiortc-offer.sdp"]
+
+    @Test func mutatedOffers() throws {
+        var random = SplitMix64(seed: 12)
+        let texts = try Self.offers.map { try fixture($0).serialized() }
+        let values = ["", "x", "0", "actpass", "holdconn", "active", "sha-256 AB", "BUNDLE 0 9", "1 x", "9999", "a b c"]
+        var (answered, refused) = (0, 0)
+        for _ in 0..<300 {
+            var lines = texts.randomElement(using: &random)!.components(separatedBy: "\r\n").dropLast().map { $0 }
+            for _ in 0..<Int.random(in: 1...4, using: &random) {
+                let index = Int.random(in: 4..<lines.count, using: &random)
+                switch Int.random(in: 0..<4, using: &random) {
+                case 0: lines.remove(at: index)
+                case 1: lines.insert(lines[index], at: Int.random(in: 4...lines.count, using: &random))
+                case 2: lines.swapAt(index, Int.random(in: 4..<lines.count, using: &random))
+                default:
+                    if lines[index].hasPrefix("a="), let colon = lines[index].firstIndex(of: ":") {
+                        lines[index] = String(lines[index][...colon]) + values.randomElement(using: &random)!
+                    }
+                }
+            }
+            guard let offer = try? SessionDescription(parsing: lines.joined(separator: "\r\n") + "\r\n") else { continue }
+            _ = try? readRemoteDescription(offer, type: .answer, capabilities: sluiceCapabilities)
+            do {
+                let answer = try makeWebRTCAnswer(to: offer, capabilities: sluiceCapabilities, transport: sluiceTransport)
+                #expect(try SessionDescription(parsing: answer.description.serialized()) == answer.description)
+                #expect(answer.description.media.count == offer.media.count)
+                answered += 1
+            } catch {
+                refused += 1
+            }
+        }
+        // Both paths are taken.
+        #expect(answered > 25 && refused > 25, "answered \(answered), refused \(refused)")
+    }
+}
