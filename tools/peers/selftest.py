@@ -3,12 +3,13 @@
 other (VP8, H.264, Opus, data channel), through a local coturn relay-only, Chromium against aiortc
 (offer/answer both ways), and WHIP/WHEP against a small aiortc-based server stub.
 
-Usage: tools/peers/.venv/bin/python tools/peers/selftest.py [SCENARIO ...] [--fixtures DIR]
+Usage: tools/peers/.venv/bin/python tools/peers/selftest.py [SCENARIO ...] [--fixtures DIR] [--verbose]
+Runs itself in a new network namespace with only lo (tools/peers/loopback-only) when root.
 Prints one line per scenario with its time and a closing 'N passed, N failed' line.
 """
 
 import argparse
-import asyncio
+import http.server
 import json
 import os
 import shutil
@@ -175,10 +176,244 @@ def scenario_turn(ctx):
     return failures, results
 
 
+def chromium_inbound(result, kind):
+    return [s for s in (result or {}).get("inbound", []) if s["kind"] == kind]
+
+
+def check_chromium_received(name, result, failures, codec=None, min_frames=20):
+    video = chromium_inbound(result, "video")
+    audio = chromium_inbound(result, "audio")
+    check(video and min(s["frames_decoded"] or 0 for s in video) >= min_frames,
+          f"{name} video frames decoded {[s['frames_decoded'] for s in video]}", failures)
+    check(audio and min(s["packets_received"] or 0 for s in audio) >= min_frames,
+          f"{name} audio packets {[s['packets_received'] for s in audio]}", failures)
+    if codec:
+        check(all(s["codec"] == codec for s in video), f"{name} video codec {[s['codec'] for s in video]}", failures)
+
+
+def check_ok(name, code, result, failures):
+    check(code == 0 and result and result["ok"], f"{name} exit {code}: {result and result.get('error')}", failures)
+    check(result and result.get("reached_connected"), f"{name} never connected", failures)
+
+
+def chromium_and_aiortc(ctx, chromium_offers, codec, relay=None, save=None):
+    common = ["--timeout", "40", "--duration", "3", "--min-frames", "20"]
+    chromium = peer_command("chromium_peer.py", "offer" if chromium_offers else "answer", "--codec", codec,
+                            *common, *(relay or []))
+    aiortc = peer_command("aiortc_peer.py", "answer" if chromium_offers else "offer", "--codec", codec,
+                          "--send-video", "pattern", "--send-audio", "tone", *common, *(relay or []))
+    if chromium_offers:
+        chromium += ["--datachannel"]
+        (cc, c, c_sdp), (ac, a, a_sdp) = offer_answer(chromium, aiortc)
+    else:
+        aiortc += ["--recv", "video,audio", "--datachannel"]
+        (ac, a, a_sdp), (cc, c, c_sdp) = offer_answer(aiortc, chromium)
+    failures = []
+    check_ok("chromium", cc, c, failures)
+    check_ok("aiortc", ac, a, failures)
+    want = {"vp8": "VP8", "h264": "H264"}[codec]
+    check_chromium_received("chromium", c, failures, codec=want)
+    check(min(frames(a, "video") or [0]) >= 20, f"aiortc video frames {frames(a, 'video')}", failures)
+    check(min(frames(a, "audio") or [0]) >= 20, f"aiortc audio frames {frames(a, 'audio')}", failures)
+    check(c and c.get("datachannel_messages_received"), "chromium got no data channel message", failures)
+    if relay:
+        pair = (c or {}).get("selected_pair") or {}
+        check(pair.get("local", "").startswith("relay"), f"chromium selected pair {pair}", failures)
+    if save and ctx.fixtures and not failures:
+        for text, name in ((c_sdp, save[0]), (a_sdp, save[1])):
+            with open(os.path.join(ctx.fixtures, name), "w") as f:
+                f.write(text.replace("\r\n", "\n").replace("\n", "\r\n"))
+    return failures, {"chromium": c, "aiortc": a}
+
+
+def scenario_chromium_offer_vp8(ctx):
+    return chromium_and_aiortc(ctx, True, "vp8", save=("chromium-offer.sdp", "aiortc-answer-to-chromium.sdp"))
+
+
+def scenario_chromium_answer_vp8(ctx):
+    return chromium_and_aiortc(ctx, False, "vp8", save=("chromium-answer.sdp", "aiortc-offer-to-chromium.sdp"))
+
+
+def scenario_chromium_offer_h264(ctx):
+    return chromium_and_aiortc(ctx, True, "h264")
+
+
+def scenario_chromium_answer_h264(ctx):
+    return chromium_and_aiortc(ctx, False, "h264")
+
+
+def scenario_chromium_turn(ctx):
+    proc, (user, password) = start_turnserver(ctx)
+    try:
+        relay = ["--relay-only", "--ice-server", "turn:127.0.0.1:3478?transport=udp",
+                 "--ice-username", user, "--ice-credential", password]
+        return chromium_and_aiortc(ctx, True, "vp8", relay=relay)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=5)
+
+
+class WhipWhepStub:
+    """A small WHIP/WHEP server for the proofs: each POST starts `aiortc_peer.py answer` (sending
+    a pattern and a tone for WHEP, recording for WHIP), answers 201 with its SDP and a Location;
+    DELETE on the Location ends the session. CORS is answered so a page can fetch() it."""
+
+    def __init__(self, ctx, codec="vp8", duration="6"):
+        stub = self
+        self.sessions = {}
+        self.ctx = ctx
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def cors(self):
+                self.send_header("Access-Control-Allow-Origin", "*")
+                self.send_header("Access-Control-Allow-Methods", "POST, DELETE, OPTIONS")
+                self.send_header("Access-Control-Allow-Headers", "Content-Type")
+                self.send_header("Access-Control-Expose-Headers", "Location")
+
+            def do_OPTIONS(self):
+                self.send_response(204)
+                self.cors()
+                self.end_headers()
+
+            def do_POST(self):
+                parts = self.path.strip("/").split("/")
+                offer = self.rfile.read(int(self.headers.get("Content-Length", 0))).decode()
+                if len(parts) != 2 or parts[0] not in ("whip", "whep") or \
+                        self.headers.get("Content-Type") != "application/sdp":
+                    self.send_response(400)
+                    self.cors()
+                    self.end_headers()
+                    return
+                number = len(stub.sessions) + 1
+                args = ["answer", "--timeout", "40", "--duration", duration, "--codec", codec, "--min-frames", "20"]
+                if parts[0] == "whep":
+                    args += ["--send-video", "pattern", "--send-audio", "tone"]
+                else:
+                    args += ["--record-video", os.path.join(ctx.tmp, f"whip-{number}.y4m"),
+                             "--record-audio", os.path.join(ctx.tmp, f"whip-{number}.wav")]
+                process = Process(peer_command("aiortc_peer.py", *args), f"{parts[0]} session {number}")
+                process.proc.stdin.write(offer + "\n\n")
+                process.proc.stdin.flush()
+                answer = read_sdp(process.proc.stdout).encode()
+                stub.sessions[str(number)] = {"process": process, "deleted": False, "kind": parts[0]}
+                self.send_response(201)
+                self.cors()
+                self.send_header("Content-Type", "application/sdp")
+                self.send_header("Location", f"/session/{number}")
+                self.send_header("Content-Length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+
+            def do_DELETE(self):
+                session = stub.sessions.get(self.path.rsplit("/", 1)[-1])
+                self.send_response(200 if session else 404)
+                self.cors()
+                self.end_headers()
+                if session:
+                    session["deleted"] = True
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def finish(self):
+        """Waits for every session's answerer and returns (deleted, exit code, result) per session."""
+        out = []
+        for session in self.sessions.values():
+            code, result = session["process"].finish(45)
+            out.append((session["deleted"], code, result))
+        self.server.shutdown()
+        return out
+
+
+def whep_session_checks(stub, failures):
+    sessions = stub.finish()
+    check(len(sessions) == 1, f"{len(sessions)} sessions", failures)
+    for deleted, code, result in sessions:
+        check(deleted, "the session was not DELETEd", failures)
+        check_ok("server", code, result, failures)
+    return sessions
+
+
+def scenario_chromium_whep(ctx, fetch_in_page=False):
+    stub = WhipWhepStub(ctx)
+    command = peer_command("chromium_peer.py", "whep", stub.url + "/whep/pattern", "--timeout", "40",
+                           "--duration", "3", "--min-frames", "20", *(["--fetch-in-page"] if fetch_in_page else []))
+    code, result = Process(command, "chromium whep").finish(60)
+    failures = []
+    check_ok("chromium", code, result, failures)
+    check_chromium_received("chromium", result, failures, codec="VP8")
+    sessions = whep_session_checks(stub, failures)
+    return failures, {"chromium": result, **{f"server{i}": s[2] for i, s in enumerate(sessions)}}
+
+
+def scenario_chromium_whep_fetch(ctx):
+    return scenario_chromium_whep(ctx, fetch_in_page=True)
+
+
+def y4m_frame_count(path):
+    if not os.path.exists(path):
+        return 0
+    with open(path, "rb") as f:
+        return f.read().count(b"FRAME\n")
+
+
+def scenario_chromium_whip(ctx):
+    stub = WhipWhepStub(ctx, codec="h264", duration="3")
+    command = peer_command("chromium_peer.py", "whip", stub.url + "/whip/camera", "--codec", "h264",
+                           "--timeout", "40", "--duration", "5", "--min-frames", "20")
+    code, result = Process(command, "chromium whip").finish(60)
+    failures = []
+    check_ok("chromium", code, result, failures)
+    outbound = [s for s in (result or {}).get("outbound", []) if s["kind"] == "video"]
+    check(outbound and outbound[0]["codec"] == "H264", f"chromium outbound {outbound}", failures)
+    sessions = whep_session_checks(stub, failures)
+    for _, _, server in sessions:
+        check(min(frames(server, "video") or [0]) >= 20, f"server video frames {frames(server, 'video')}", failures)
+        check(min(frames(server, "audio") or [0]) >= 20, f"server audio frames {frames(server, 'audio')}", failures)
+    recorded = y4m_frame_count(os.path.join(ctx.tmp, "whip-1.y4m"))
+    check(recorded >= 20, f"{recorded} frames recorded in whip-1.y4m", failures)
+    return failures, {"chromium": result, **{f"server{i}": s[2] for i, s in enumerate(sessions)}}
+
+
+def scenario_aiortc_whep_whip(ctx):
+    failures = []
+    results = {}
+    stub = WhipWhepStub(ctx, codec="vp8")
+    command = peer_command("aiortc_peer.py", "whep", stub.url + "/whep/pattern", "--timeout", "30",
+                           "--duration", "3", "--min-frames", "20",
+                           "--record-video", os.path.join(ctx.tmp, "whep.y4m"))
+    code, results["whep"] = Process(command, "aiortc whep").finish(40)
+    check_ok("aiortc whep", code, results["whep"], failures)
+    check(min(frames(results["whep"], "video") or [0]) >= 20, "aiortc whep video frames", failures)
+    whep_session_checks(stub, failures)
+    stub = WhipWhepStub(ctx, codec="h264", duration="3")
+    command = peer_command("aiortc_peer.py", "whip", stub.url + "/whip/pattern", "--timeout", "30", "--codec",
+                           "h264", "--send-video", "pattern", "--send-audio", "tone", "--duration", "4")
+    code, results["whip"] = Process(command, "aiortc whip").finish(40)
+    check_ok("aiortc whip", code, results["whip"], failures)
+    for _, _, server in whep_session_checks(stub, failures):
+        results["whip-server"] = server
+        check(min(frames(server, "video") or [0]) >= 20, f"server video frames {frames(server, 'video')}", failures)
+    return failures, results
+
+
 SCENARIOS = {
     "aiortc-vp8": scenario_aiortc_vp8,
     "aiortc-h264": scenario_aiortc_h264,
     "turn": scenario_turn,
+    "chromium-offer-vp8": scenario_chromium_offer_vp8,
+    "chromium-answer-vp8": scenario_chromium_answer_vp8,
+    "chromium-offer-h264": scenario_chromium_offer_h264,
+    "chromium-answer-h264": scenario_chromium_answer_h264,
+    "chromium-turn": scenario_chromium_turn,
+    "chromium-whep": scenario_chromium_whep,
+    "chromium-whep-fetch": scenario_chromium_whep_fetch,
+    "chromium-whip": scenario_chromium_whip,
+    "aiortc-whep-whip": scenario_aiortc_whep_whip,
 }
 
 
@@ -187,7 +422,14 @@ def main():
     parser.add_argument("scenarios", nargs="*", help=f"default: all of {', '.join(SCENARIOS)}")
     parser.add_argument("--fixtures", help="copy the SDPs seen to this folder")
     parser.add_argument("--verbose", action="store_true", help="print each peer's JSON result")
+    parser.add_argument("--no-netns", action="store_true",
+                        help="run in this network namespace (default: a new one with only lo, when root)")
     args = parser.parse_args()
+    if not args.no_netns and not os.environ.get("SLUICE_LOOPBACK_ONLY") and os.geteuid() == 0 \
+            and shutil.which("unshare"):
+        os.execv(os.path.join(HERE, "loopback-only"), [os.path.join(HERE, "loopback-only"), PYTHON, *sys.argv])
+    if args.fixtures:
+        args.fixtures = os.path.abspath(args.fixtures)
     names = args.scenarios or list(SCENARIOS)
     passed = failed = 0
     with tempfile.TemporaryDirectory(prefix="sluice-peers-") as tmp:
