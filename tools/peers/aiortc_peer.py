@@ -25,9 +25,6 @@ import os
 import struct
 import sys
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 import wave
 
 import aioice.ice
@@ -40,7 +37,10 @@ from aiortc import (
     RTCSessionDescription,
 )
 from aiortc.rtcconfiguration import RTCBundlePolicy, RTCIceTransportPolicy
+from aiortc.sdp import candidate_from_sdp
 import av
+
+from signaling import http_request, post_offer, print_sdp, read_sdp_from_stdin
 
 VIDEO_CLOCK = 90000
 AUDIO_RATE = 48000
@@ -328,31 +328,40 @@ def negotiated_codecs(answer_sdp):
     return codecs
 
 
-def read_sdp_from_stdin():
-    lines = []
-    for line in sys.stdin:
-        if not line.strip():
-            if lines:
-                break
-            continue
-        lines.append(line.rstrip("\r\n"))
-    if not lines:
-        raise RuntimeError("no SDP on stdin")
-    return "\r\n".join(lines) + "\r\n"
 
 
-def print_sdp(sdp):
-    sys.stdout.write(sdp.replace("\r\n", "\n").rstrip("\n") + "\n\n")
-    sys.stdout.flush()
 
 
-def http_request(method, url, body=None, headers=None):
-    request = urllib.request.Request(url, data=body, method=method, headers=headers or {})
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return response.status, dict(response.headers), response.read()
-    except urllib.error.HTTPError as error:
-        return error.code, dict(error.headers), error.read()
+
+
+def candidates_by_section(sdp):
+    """[(mid, [candidate attribute values])] for each m-section, in order."""
+    sections = []
+    for line in sdp.splitlines():
+        if line.startswith("m="):
+            sections.append([None, []])
+        elif sections and line.startswith("a=mid:"):
+            sections[-1][0] = line[len("a=mid:"):].strip()
+        elif sections and line.startswith("a=candidate:"):
+            sections[-1][1].append(line[len("a="):].strip())
+    return sections
+
+
+async def add_bundled_candidates(pc, sdp):
+    """aiortc 1.16 keeps, for a transport shared through BUNDLE, only the candidates of the LAST
+    m-section that uses it; Chromium puts its candidates in the first one only, so aiortc would
+    see none and rely on peer-reflexive ones (and a relay-only call, needing permissions for
+    the remote addresses, would fail). Hand the first m-section's candidates to aiortc again."""
+    sections = candidates_by_section(sdp)
+    if len(sections) < 2 or sections[-1][1] or not sections[0][1]:
+        return
+    mid, lines = sections[0]
+    for line in lines:
+        candidate = candidate_from_sdp(line.split(":", 1)[1])
+        candidate.sdpMid = mid
+        candidate.sdpMLineIndex = 0
+        await pc.addIceCandidate(candidate)
+    log.info("added %d candidates of the first m-section (mid %s) again", len(lines), mid)
 
 
 # --- the peer ------------------------------------------------------------------------------
@@ -465,6 +474,7 @@ class Peer:
         if a.mode == "answer":
             offer = await asyncio.get_running_loop().run_in_executor(None, read_sdp_from_stdin)
             await self.pc.setRemoteDescription(RTCSessionDescription(sdp=offer, type="offer"))
+            await add_bundled_candidates(self.pc, offer)
             self.add_answer_tracks()
             await self.pc.setLocalDescription(await self.pc.createAnswer())
             self.answer_sdp = self.pc.localDescription.sdp
@@ -484,19 +494,16 @@ class Peer:
                 answer = await self.post_offer(offer)
             self.answer_sdp = answer
             await self.pc.setRemoteDescription(RTCSessionDescription(sdp=answer, type="answer"))
+            await add_bundled_candidates(self.pc, answer)
         await self.wait_for_media()
+        await asyncio.sleep(self.args.linger)
 
     async def post_offer(self, offer):
-        status, headers, body = await asyncio.get_running_loop().run_in_executor(
-            None, lambda: http_request("POST", self.args.url, offer.encode(), {"Content-Type": "application/sdp"}))
-        if status != 201:
-            raise RuntimeError(f"{self.args.mode.upper()} POST returned {status}: {body[:200]!r}")
-        location = headers.get("Location") or headers.get("location")
-        if location:
-            self.location = urllib.parse.urljoin(self.args.url, location)
-        else:
+        answer, self.location = await asyncio.get_running_loop().run_in_executor(
+            None, post_offer, self.args.url, offer, self.args.mode)
+        if not self.location:
             log.warning("no Location header in the 201 response")
-        return body.decode()
+        return answer
 
     async def wait_for_media(self):
         a = self.args
@@ -504,6 +511,11 @@ class Peer:
         while True:
             if self.failed.is_set():
                 raise RuntimeError("connection failed")
+            if self.connected_at is not None and self.pc.connectionState == "closed":
+                # the other side ended the call: fine once this side has had its media
+                if self.enough_frames() and self.enough_sent():
+                    return
+                raise RuntimeError("connection closed by the remote peer before enough media")
             now = time.monotonic()
             if self.connected_at is not None:
                 if self.channel is not None and self.channel.readyState == "open" and now - last_message >= 0.5:
@@ -525,6 +537,9 @@ class Peer:
             if not counts or min(counts) < self.args.min_frames:
                 return False
         return True
+
+    def enough_sent(self):
+        return all(t.frames_sent >= self.args.min_frames for t in (self.video_track, self.audio_track) if t)
 
     def dtls_and_pair(self):
         dtls_state = None
@@ -629,6 +644,8 @@ def parse_args(argv):
     p.add_argument("url", nargs="?", help="the WHIP/WHEP endpoint (whip and whep modes)")
     p.add_argument("--timeout", type=float, default=30.0, help="give up after this many seconds (exit 2)")
     p.add_argument("--duration", type=float, default=3.0, help="seconds of media after connected")
+    p.add_argument("--linger", type=float, default=1.0,
+                   help="seconds to keep the call up after success, so the other side can finish too")
     p.add_argument("--min-frames", type=int, default=10, help="frames needed on every expected received track")
     p.add_argument("--send-video", metavar="FILE.y4m|pattern")
     p.add_argument("--codec", choices=["vp8", "h264"], default="vp8")

@@ -27,19 +27,17 @@ import json
 import logging
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 
 os.environ["SE_OFFLINE"] = "true"  # Selenium Manager must never reach the network
 
 from selenium import webdriver  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
+
+from signaling import http_request, post_offer, print_sdp, read_sdp_from_stdin  # noqa: E402
 
 CHROMIUM = "/usr/lib/chromium/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -251,31 +249,10 @@ def loopback_candidates_only(sdp):
     return "\r\n".join(kept)
 
 
-def read_sdp_from_stdin():
-    lines = []
-    for line in sys.stdin:
-        if not line.strip():
-            if lines:
-                break
-            continue
-        lines.append(line.rstrip("\r\n"))
-    if not lines:
-        raise RuntimeError("no SDP on stdin")
-    return "\r\n".join(lines) + "\r\n"
 
 
-def print_sdp(sdp):
-    sys.stdout.write(sdp.replace("\r\n", "\n").rstrip("\n") + "\n\n")
-    sys.stdout.flush()
 
 
-def http_request(method, url, body=None, headers=None):
-    request = urllib.request.Request(url, data=body, method=method, headers=headers or {})
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return response.status, dict(response.headers), response.read()
-    except urllib.error.HTTPError as error:
-        return error.code, dict(error.headers), error.read()
 
 
 class Timeout(Exception):
@@ -339,13 +316,8 @@ class ChromiumPeer:
     def post_offer(self, offer):
         if self.args.fetch_in_page:
             return self.call("fetchAnswer", self.args.url, offer)
-        status, headers, body = http_request("POST", self.args.url, offer.encode(), {"Content-Type": "application/sdp"})
-        if status != 201:
-            raise RuntimeError(f"{self.args.mode.upper()} POST returned {status}: {body[:200]!r}")
-        location = headers.get("Location") or headers.get("location")
-        if location:
-            self.location = urllib.parse.urljoin(self.args.url, location)
-        return body.decode()
+        answer, self.location = post_offer(self.args.url, offer, self.args.mode)
+        return answer
 
     def run(self):
         a = self.args
@@ -366,6 +338,7 @@ class ChromiumPeer:
                 self.remote_sdp = self.post_offer(self.local_sdp)
             self.call("acceptAnswer", self.remote_sdp)
         self.wait_for_media()
+        time.sleep(self.args.linger)
 
     def save_local(self):
         if not self.args.all_candidates:
@@ -400,8 +373,10 @@ class ChromiumPeer:
         while True:
             self.remaining()
             results = self.call("results")
-            if results["connection_state"] == "failed":
-                raise RuntimeError("connection failed")
+            if results["connection_state"] == "closed" and self.enough(results):
+                return  # the other side ended the call after this side had its media
+            if results["connection_state"] in ("failed", "closed"):
+                raise RuntimeError(f"connection {results['connection_state']}")
             if results["connect_seconds"] is not None:
                 since = time.monotonic() - self.started - results["connect_seconds"]
                 if since >= self.args.duration and self.enough(results):
@@ -482,6 +457,8 @@ def main():
     p.add_argument("url", nargs="?", help="the WHIP/WHEP endpoint (whip and whep modes)")
     p.add_argument("--timeout", type=float, default=40.0, help="give up after this many seconds (exit 2)")
     p.add_argument("--duration", type=float, default=3.0, help="seconds of media after connected")
+    p.add_argument("--linger", type=float, default=1.0,
+                   help="seconds to keep the call up after success, so the other side can finish too")
     p.add_argument("--min-frames", type=int, default=10,
                    help="video frames decoded (audio: packets received) needed per expected inbound stream, "
                         "and video frames encoded per outbound video stream")
