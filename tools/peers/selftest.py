@@ -394,6 +394,78 @@ def scenario_aiortc_whep_whip(ctx):
     return failures, results
 
 
+def scenario_bounded(ctx):
+    """The answerer vanishes right after answering: each offerer must end by itself, exit 2
+    ("timeout") within its --timeout plus a few seconds, and still print its JSON line."""
+    failures, results = [], {}
+    for offerer in ("aiortc_peer.py", "chromium_peer.py"):
+        started = time.monotonic()
+        extra = ["--send-video", "pattern"] if offerer == "aiortc_peer.py" else []
+        o = Process(peer_command(offerer, "offer", "--timeout", "8", *extra), offerer)
+        a = Process(peer_command("aiortc_peer.py", "answer", "--timeout", "8"), "answerer")
+        a.proc.stdin.write(read_sdp(o.proc.stdout) + "\n")
+        a.proc.stdin.flush()
+        answer = read_sdp(a.proc.stdout)
+        a.proc.kill()
+        a.finish(5)
+        o.proc.stdin.write(answer + "\n")
+        o.proc.stdin.flush()
+        code, result = o.finish(30)
+        seconds = time.monotonic() - started
+        results[offerer] = result
+        check(code == 2 and result and result["error"] == "timeout", f"{offerer} exit {code}", failures)
+        check(seconds < 8 + 6, f"{offerer} took {seconds:.1f} s", failures)
+    return failures, results
+
+
+def reference_y4m(ctx, seconds=2):
+    """A 640x480 30 fps reference (ffmpeg's testsrc2), made once per run."""
+    path = os.path.join(ctx.tmp, "reference.y4m")
+    if not os.path.exists(path):
+        subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=640x480:rate=30",
+                        "-t", str(seconds), "-pix_fmt", "yuv420p", path], check=True)
+    return path
+
+
+def psnr_of(reference, received, min_db, failures, name):
+    run = subprocess.run([PYTHON, os.path.join(HERE, "psnr.py"), reference, received, "--min-db", str(min_db)],
+                         capture_output=True, text=True)
+    result = last_json(run.stdout)
+    check(run.returncode == 0 and result, f"{name} PSNR {result or run.stderr.strip()[-200:]} (min {min_db} dB)",
+          failures)
+    return result
+
+
+def scenario_psnr_aiortc(ctx):
+    """aiortc sends a Y4M file, the other aiortc records what it decodes: PSNR >= 30 dB."""
+    reference = reference_y4m(ctx)
+    failures, results = [], {}
+    for codec in ("vp8", "h264"):
+        received = os.path.join(ctx.tmp, f"psnr-{codec}.y4m")
+        common = ["--codec", codec, "--duration", "3", "--min-frames", "20", "--timeout", "30"]
+        (oc, o, _), (ac, a, _) = offer_answer(
+            peer_command("aiortc_peer.py", "offer", "--send-video", reference, *common),
+            peer_command("aiortc_peer.py", "answer", "--record-video", received, *common))
+        check_ok(f"{codec} offerer", oc, o, failures)
+        check_ok(f"{codec} answerer", ac, a, failures)
+        results[f"psnr-{codec}"] = psnr_of(reference, received, 30, failures, codec)
+    return failures, results
+
+
+def scenario_psnr_chromium(ctx):
+    """Chromium's fake camera plays a Y4M file and sends it by WHIP; the stub records it: PSNR."""
+    reference = reference_y4m(ctx)
+    stub = WhipWhepStub(ctx, codec="vp8", duration="3")
+    command = peer_command("chromium_peer.py", "whip", stub.url + "/whip/file", "--fake-video", reference,
+                           "--timeout", "40", "--duration", "4", "--min-frames", "20")
+    code, result = Process(command, "chromium whip").finish(60)
+    failures = []
+    check_ok("chromium", code, result, failures)
+    whep_session_checks(stub, failures)
+    received = os.path.join(ctx.tmp, "whip-1.y4m")
+    return failures, {"chromium": result, "psnr": psnr_of(reference, received, 25, failures, "chromium")}
+
+
 SCENARIOS = {
     "aiortc-vp8": scenario_aiortc_vp8,
     "aiortc-h264": scenario_aiortc_h264,
@@ -407,6 +479,9 @@ SCENARIOS = {
     "chromium-whep-fetch": scenario_chromium_whep_fetch,
     "chromium-whip": scenario_chromium_whip,
     "aiortc-whep-whip": scenario_aiortc_whep_whip,
+    "psnr-aiortc": scenario_psnr_aiortc,
+    "psnr-chromium": scenario_psnr_chromium,
+    "bounded": scenario_bounded,
 }
 
 
