@@ -24,6 +24,7 @@ import math
 import os
 import struct
 import sys
+import threading
 import time
 import wave
 
@@ -364,6 +365,30 @@ async def add_bundled_candidates(pc, sdp):
     log.info("added %d candidates of the first m-section (mid %s) again", len(lines), mid)
 
 
+async def read_sdp_in_thread():
+    """Reads an SDP from stdin in a daemon thread, so that a timeout can end the process while
+    stdin stays open (a default-executor thread would keep asyncio.run from returning)."""
+    loop = asyncio.get_running_loop()
+    future = loop.create_future()
+
+    def deliver(setter, value):
+        if not future.done():
+            setter(value)
+
+    def reader():
+        try:
+            sdp = read_sdp_from_stdin()
+            loop.call_soon_threadsafe(deliver, future.set_result, sdp)
+        except Exception as e:
+            try:
+                loop.call_soon_threadsafe(deliver, future.set_exception, e)
+            except RuntimeError:  # the loop is closed already
+                pass
+
+    threading.Thread(target=reader, daemon=True).start()
+    return await future
+
+
 # --- the peer ------------------------------------------------------------------------------
 
 def codec_preferences(kind, codec):
@@ -472,7 +497,7 @@ class Peer:
         a = self.args
         self.make_tracks()
         if a.mode == "answer":
-            offer = await asyncio.get_running_loop().run_in_executor(None, read_sdp_from_stdin)
+            offer = await read_sdp_in_thread()
             await self.pc.setRemoteDescription(RTCSessionDescription(sdp=offer, type="offer"))
             await add_bundled_candidates(self.pc, offer)
             self.add_answer_tracks()
@@ -489,7 +514,7 @@ class Peer:
                 open(a.save_local, "w").write(offer)
             if a.mode == "offer":
                 print_sdp(offer)
-                answer = await asyncio.get_running_loop().run_in_executor(None, read_sdp_from_stdin)
+                answer = await read_sdp_in_thread()
             else:
                 answer = await self.post_offer(offer)
             self.answer_sdp = answer
@@ -681,7 +706,10 @@ def main():
     if not args.verbose:
         for name in ("aioice", "aiortc"):
             logging.getLogger(name).setLevel(logging.WARNING)
-    sys.exit(asyncio.run(main_async(args)))
+    code = asyncio.run(main_async(args))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)  # no thread left reading stdin may keep the process alive
 
 
 if __name__ == "__main__":

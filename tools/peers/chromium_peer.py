@@ -270,6 +270,7 @@ class ChromiumPeer:
         self.location = None
         self.local_sdp = None
         self.remote_sdp = None
+        self.reading_stdin = False
         self.hung = False  # a WebDriver call never returned: do not talk to the browser again
 
     def remaining(self):
@@ -324,7 +325,7 @@ class ChromiumPeer:
         self.start_browser()
         options = self.page_options()
         if a.mode == "answer":
-            self.remote_sdp = read_sdp_from_stdin()
+            self.remote_sdp = self.read_stdin()
             self.local_sdp = self.call("makeAnswer", options, self.remote_sdp)
             self.save_local()
             print_sdp(self.local_sdp)
@@ -333,12 +334,19 @@ class ChromiumPeer:
             self.save_local()
             if a.mode == "offer":
                 print_sdp(self.local_sdp)
-                self.remote_sdp = read_sdp_from_stdin()
+                self.remote_sdp = self.read_stdin()
             else:
                 self.remote_sdp = self.post_offer(self.local_sdp)
             self.call("acceptAnswer", self.remote_sdp)
         self.wait_for_media()
         time.sleep(self.args.linger)
+
+    def read_stdin(self):
+        self.reading_stdin = True
+        try:
+            return read_sdp_from_stdin()
+        finally:
+            self.reading_stdin = False
 
     def save_local(self):
         if not self.args.all_candidates:
@@ -442,9 +450,11 @@ def run_bounded(peer):
 
     thread = threading.Thread(target=body, daemon=True)
     thread.start()
-    thread.join(peer.args.timeout + 5)
+    thread.join(peer.args.timeout)
+    if thread.is_alive() and not peer.reading_stdin:
+        thread.join(5)  # a WebDriver call may be about to give up by itself
     if thread.is_alive():
-        peer.hung = True
+        peer.hung = not peer.reading_stdin
         return False, "timeout"
     if outcome.get("ok"):
         return True, None
@@ -503,7 +513,9 @@ def main():
     if args.result:
         with open(args.result, "w") as f:
             f.write(line + "\n")
-    sys.exit(0 if ok else (2 if error == "timeout" else 1))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0 if ok else (2 if error == "timeout" else 1))  # no thread left reading stdin may keep us
 
 
 if __name__ == "__main__":
