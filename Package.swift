@@ -137,7 +137,7 @@ let package = Package(
         // The ICE agent (RFC 8445) with its TURN client (RFC 8656) and consent freshness (RFC 7675):
         // clock-driven, no sockets.
         .target(name: "MediaICE", dependencies: ["MediaCore", "MediaSTUN"]),
-        // DTLS 1.2 with use_srtp (RFC 6347, RFC 5764) through OpenSSL over memory BIOs: clock-driven, no
+        // DTLS 1.2 with use_srtp (RFC 6347, RFC 5764) through OpenSSL over a datagram BIO: clock-driven, no
         // sockets; SRTP keys out.
         .target(name: "MediaDTLS", dependencies: ["CSSL", "MediaCore", "MediaSRTP"]),
         // The WebRTC peer: bundled transport (ICE + DTLS-SRTP + RFC 7983 demultiplexing) and the peer
@@ -198,8 +198,8 @@ let package = Package(
         .testTarget(name: "SluiceTests", dependencies: ["Sluice", "TestSupport"]),
         .testTarget(name: "PipeBenchTests", dependencies: ["PipeBench"]),
         .testTarget(name: "MediaSTUNTests", dependencies: ["MediaSTUN", "TestSupport"]),
-        .testTarget(name: "MediaICETests", dependencies: ["MediaICE", "MediaSTUN", "TestSupport"]),
-        .testTarget(name: "MediaDTLSTests", dependencies: ["MediaDTLS", "MediaSRTP", "TestSupport"]),
+        .testTarget(name: "MediaICETests", dependencies: ["MediaICE", "MediaSTUN", "MediaTransport", "TestSupport"]),
+        .testTarget(name: "MediaDTLSTests", dependencies: ["MediaDTLS", "MediaSRTP", "MediaTransport", "TestSupport"]),
         .testTarget(name: "MediaPeerTests", dependencies: ["MediaPeer", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

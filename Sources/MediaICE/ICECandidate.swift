@@ -128,7 +128,8 @@ public struct ICECandidate: Hashable, Sendable, CustomStringConvertible {
         guard let transport = ICETransportProtocol(rawValue: fields[2].lowercased()) else {
             throw .unsupportedTransport(fields[2])
         }
-        guard fields[3].count <= 10, let priority = UInt32(fields[3]), priority > 0 else {
+        // RFC 8445 §5.1.2.1: a positive integer up to 2^31 − 1.
+        guard fields[3].count <= 10, let priority = UInt32(fields[3]), (1...0x7FFF_FFFF).contains(priority) else {
             throw .badPriority(fields[3])
         }
         let connectionAddress = fields[4]

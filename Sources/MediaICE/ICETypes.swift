@@ -42,7 +42,8 @@ public struct ICEConfiguration: Sendable {
     public var maximumRTO: ClockTime
     /// Transmissions of one request before it fails (RFC 8489's Rc is 7; this agent caps the wait at maximumRTO).
     public var maximumTransmissions: Int
-    /// Consent checks are sent every `consentInterval` randomised by ±20 % (RFC 7675 §5.1: 4 to 6 s)...
+    /// Consent checks are sent every `consentInterval` randomised by ±20 % (RFC 7675 §5.1: 4 to 6 s), each
+    /// retransmitted on the check RTO schedule until the next is due, so that a lossy path keeps consent...
     public var consentInterval: ClockTime
     /// ...and consent is lost when no authenticated response came for this long (RFC 7675 §5.1: 30 s).
     public var consentTimeout: ClockTime

@@ -82,6 +82,19 @@ public struct NegotiatedCodec: Sendable, Hashable {
     public var remoteVideoLimits: RemoteVideoLimits?
 }
 
+extension NegotiatedCodec {
+    /// `format` of the other side's `section` as `choice` takes it: the feedback both support
+    /// (RFC 4585 §4.2), its RTX payload type when the capability wants RTX (RFC 4588 §8.1), and for
+    /// video the other side's receive limits.
+    init(_ format: OfferedFormat, choice: FormatChoice, in section: MediaDescription) throws(SDPError) {
+        let capability = choice.capability, payloadType = format.payloadType
+        self.init(payloadType: payloadType, capability: capability, localParameters: choice.parameters,
+                  remoteParameters: format.parameters, feedback: capability.commonFeedback(try section.feedback(for: payloadType)),
+                  retransmissionPayloadType: capability.retransmission ? try section.retransmissionPayloadType(for: payloadType) : nil,
+                  remoteVideoLimits: capability.kind == .video ? try RemoteVideoLimits(media: section, payloadType: payloadType) : nil)
+    }
+}
+
 /// What became of one offered media section.
 public struct MediaNegotiationResult: Sendable, Hashable {
     public var mid: String?
@@ -197,18 +210,10 @@ private func answerSection(_ offered: MediaDescription, in offer: SessionDescrip
         guard let map = try offered.rtpMap(for: payloadType) else { continue }
         let format = OfferedFormat(payloadType: payloadType, map: map, parameters: try offered.formatParameters(for: payloadType))
         guard !format.isRetransmission else { continue }
-        let capability: CodecCapability, parameters: [String: String]
         switch format.choose(from: local) {
-        case .success(let choice): (capability, parameters) = (choice.capability, choice.parameters)
-        case .failure(let refusal):
-            refused.append("\(format.summary) (\(refusal.reason))")
-            continue
+        case .success(let choice): codecs.append(try NegotiatedCodec(format, choice: choice, in: offered))
+        case .failure(let refusal): refused.append("\(format.summary) (\(refusal.reason))")
         }
-        let feedback = capability.commonFeedback(try offered.feedback(for: payloadType))
-        let rtx = capability.retransmission ? try offered.retransmissionPayloadType(for: payloadType) : nil
-        codecs.append(NegotiatedCodec(payloadType: payloadType, capability: capability, localParameters: parameters,
-                                      remoteParameters: format.parameters, feedback: feedback, retransmissionPayloadType: rtx,
-                                      remoteVideoLimits: kind == .video ? try RemoteVideoLimits(media: offered, payloadType: payloadType) : nil))
     }
     guard !codecs.isEmpty else {
         let offeredText = refused.isEmpty ? "no RTP formats" : refused.joined(separator: "; ")
@@ -233,18 +238,22 @@ private func answerSection(_ offered: MediaDescription, in offer: SessionDescrip
 
 /// RFC 3264 §6.1: this side sends only if the offerer receives, and receives only if it sends.
 func answerDirection(offered: SDPDirection, local: SDPDirection) -> SDPDirection {
-    let sends = offered.receives && local.sends, receives = offered.sends && local.receives
-    switch (sends, receives) {
-    case (true, true): return .sendrecv
-    case (true, false): return .sendonly
-    case (false, true): return .recvonly
-    case (false, false): return .inactive
-    }
+    local.restricted(sends: offered.receives, receives: offered.sends)
 }
 
 extension SDPDirection {
     var sends: Bool { self == .sendrecv || self == .sendonly }
     var receives: Bool { self == .sendrecv || self == .recvonly }
+
+    /// This direction without sending unless `sends`, without receiving unless `receives`.
+    func restricted(sends: Bool, receives: Bool) -> SDPDirection {
+        switch (self.sends && sends, self.receives && receives) {
+        case (true, true): .sendrecv
+        case (true, false): .sendonly
+        case (false, true): .recvonly
+        case (false, false): .inactive
+        }
+    }
 }
 
 /// Dynamic payload types (RFC 3551 §3): 96-127, then 35-63 (RFC 8866 §6.6 leaves them free for

@@ -189,21 +189,18 @@ extension Array where Element == UInt8 {
     }
 }
 
-/// The largest value an attribute can carry: its 16-bit length field, kept a multiple of 4 so that the
-/// padded attribute still fits.
-let maximumAttributeValueLength = 0xFFFC
-
 extension STUNAttribute {
     /// Appends type, length, value and padding (RFC 8489 §14: padded to 4 bytes with `paddingByte`;
-    /// the length excludes the padding). Values longer than 65532 bytes are cut there.
-    func write(into out: inout [UInt8], transactionID: STUNTransactionID, paddingByte: UInt8 = 0) {
-        var value = encodedValue(transactionID: transactionID)
-        if value.count > maximumAttributeValueLength { value.removeLast(value.count - maximumAttributeValueLength) }
+    /// the length excludes the padding).
+    static func append(type: UInt16, value: [UInt8], into out: inout [UInt8], paddingByte: UInt8 = 0) {
         out.appendBigEndian(type)
         out.appendBigEndian(UInt16(value.count))
         out += value
-        out += [UInt8](repeating: paddingByte, count: (4 - value.count % 4) % 4)
+        out += [UInt8](repeating: paddingByte, count: paddingLength(value.count))
     }
+
+    /// The padding after a value of `count` bytes.
+    static func paddingLength(_ count: Int) -> Int { (4 - count % 4) % 4 }
 
     /// The value bytes, without padding.
     func encodedValue(transactionID: STUNTransactionID) -> [UInt8] {
@@ -273,7 +270,7 @@ extension STUNAttribute {
         out.appendBigEndian(algorithm.algorithm)
         out.appendBigEndian(UInt16(parameters.count))
         out += parameters
-        out += [UInt8](repeating: 0, count: (4 - parameters.count % 4) % 4)
+        out += [UInt8](repeating: 0, count: paddingLength(parameters.count))
     }
 }
 

@@ -142,7 +142,8 @@ public struct STUNMessage: Hashable, Sendable {
     // MARK: Serializing
 
     /// Writes the message (RFC 8489 §5, §14). The attributes go in order, padded with zero bytes; any
-    /// MESSAGE-INTEGRITY(-SHA256) or FINGERPRINT among them is skipped. With a key, MESSAGE-INTEGRITY
+    /// MESSAGE-INTEGRITY(-SHA256) or FINGERPRINT among them is skipped, and so are the attributes from
+    /// the first one that would take the message past the 16-bit length field. With a key, MESSAGE-INTEGRITY
     /// (HMAC-SHA1, §14.5) or, with `sha256`, MESSAGE-INTEGRITY-SHA256 (full 32 bytes, §14.6) follows;
     /// with `fingerprint`, FINGERPRINT comes last (§14.7).
     public func serialized(integrity: STUNIntegrityKey? = nil, sha256: Bool = false, fingerprint: Bool = false) -> [UInt8] {
@@ -159,20 +160,20 @@ public struct STUNMessage: Hashable, Sendable {
         out.appendBigEndian(UInt16(0))  // length, set below
         out.appendBigEndian(stunMagicCookie)
         out += transactionID.bytes
+        // The 16-bit length field bounds the message; room is kept for integrity and fingerprint.
+        let attributeBudget = 0xFFFF - (4 + 32) - (4 + 4)
         for attribute in attributes where !attribute.isComputed {
-            // Leave room for the header length's 16 bits (and the integrity and fingerprint after).
-            guard out.count <= 0xFFFF - 0x1000 else { break }
-            attribute.write(into: &out, transactionID: transactionID, paddingByte: paddingByte)
+            let value = attribute.encodedValue(transactionID: transactionID)
+            let size = 4 + value.count + STUNAttribute.paddingLength(value.count)
+            guard out.count - STUNMessage.headerSize + size <= attributeBudget else { break }
+            STUNAttribute.append(type: attribute.type, value: value, into: &out, paddingByte: paddingByte)
         }
         if let integrity {
             let (type, digest): (UInt16, Crypto.Digest) =
                 sha256 ? (STUNAttributeType.messageIntegritySHA256, .sha256) : (STUNAttributeType.messageIntegrity, .sha1)
             // §14.5: the length covers up to and including MESSAGE-INTEGRITY.
             out.setBigEndian(UInt16(out.count + 4 + digest.size - STUNMessage.headerSize), at: 2)
-            let mac = Crypto.hmac(digest, key: integrity.bytes, data: out)
-            out.appendBigEndian(type)
-            out.appendBigEndian(UInt16(mac.count))
-            out += mac
+            STUNAttribute.append(type: type, value: Crypto.hmac(digest, key: integrity.bytes, data: out), into: &out)
         }
         if fingerprint {
             // §14.7: the length includes FINGERPRINT; the CRC covers everything before it.

@@ -21,7 +21,8 @@ import Testing
         #expect(clientKeys.remote.masterSalt == serverKeys.local.masterSalt)
         #expect(clientKeys.local.masterKey != clientKeys.remote.masterKey)
         #expect(clientKeys.local.masterKey.count == 16 && clientKeys.local.masterSalt.count == 12)
-        #expect(pair.client.nextTimeout == nil || pair.client.state == .connected)
+        // No flight waits for an answer any more: no retransmission timer, and the handshake timeout is off.
+        #expect(pair.client.nextTimeout == nil && pair.server.nextTimeout == nil)
     }
 
     /// RTP protected with one side's local key opens with the other side's remote key, both ways.
@@ -183,6 +184,9 @@ import Testing
         let largest = pair.carried.map(\.bytes.count).max() ?? 0
         #expect(largest <= mtu)
         #expect(largest > mtu / 2)
+        // At 1200 bytes each of the server's two flights fits one datagram; smaller, the first takes more.
+        let serverDatagrams = pair.carried.filter { $0.from == .server }.count
+        #expect(mtu >= 1200 ? serverDatagrams == 2 : serverDatagrams > 2)
         let data = [UInt8](repeating: 0xab, count: pair.client.maximumApplicationDataLength)
         try pair.client.send(applicationData: data)
         let record = try #require(pair.client.pollTransmit())
@@ -275,6 +279,35 @@ import Testing
         #expect(pair.client.connectedKeys() != nil && pair.server.connectedKeys() != nil)
     }
 
+    /// A ClientHello in two fragments, each in its own datagram and the second first, as Chromium's large
+    /// DTLS 1.3-capable ClientHello may come: OpenSSL reassembles it (RFC 6347 §4.2.3) and the handshake
+    /// completes, its transcript intact.
+    @Test func reassemblesAClientHelloSplitOverTwoDatagrams() throws {
+        var pair = try AssociationPair()
+        pair.server.start(at: .zero)
+        pair.client.start(at: .zero)
+        let hello = try #require(pair.client.pollTransmit())
+        #expect(pair.client.pollTransmit() == nil)
+        #expect(records(in: hello) == [0..<hello.count])             // one record
+        #expect(hello[13] == 1)                                      // ClientHello
+        // Record header (13 bytes), then the handshake header (12 bytes): type, length (3), message_seq (2),
+        // fragment_offset (3), fragment_length (3).
+        let body = Array(hello[25...])
+        func fragment(_ range: Range<Int>, recordSequence: UInt8) -> [UInt8] {
+            let part = Array(body[range])
+            let handshake = Array(hello[13..<19]) + uint24(range.lowerBound) + uint24(part.count) + part
+            return Array(hello[0..<3])                                // content type, version
+                + [0, 0, 0, 0, 0, 0, 0, recordSequence]              // epoch 0, sequence number
+                + [UInt8(handshake.count >> 8), UInt8(truncatingIfNeeded: handshake.count)] + handshake
+        }
+        let half = body.count / 2
+        pair.server.handleDatagram(fragment(half..<body.count, recordSequence: 21), at: .zero)
+        #expect(pair.server.pollTransmit() == nil)                  // waits for the rest
+        pair.server.handleDatagram(fragment(0..<half, recordSequence: 20), at: .zero)
+        pair.pump(at: .zero)
+        #expect(pair.client.connectedKeys() != nil && pair.server.connectedKeys() != nil)
+    }
+
     /// The client's first flight is lost: OpenSSL's timer (100 ms here, real time) resends it and the
     /// handshake completes (RFC 6347 §4.2.4). The wait is real but bounded.
     @Test func lostFirstFlightIsRetransmitted() async throws {
@@ -287,21 +320,49 @@ import Testing
         #expect(lost >= 1)
         let first = try #require(pair.client.nextTimeout)
         #expect(first <= .milliseconds(100) && first > .zero)
-        var now = ClockTime.zero
-        var resent: [UInt8]?
-        while resent == nil, ContinuousClock.now - started < .seconds(2) {
-            try await Task.sleep(for: .milliseconds(10))
-            now = max(now, pair.client.nextTimeout ?? now)
-            pair.client.handleTimeout(at: now)
-            resent = pair.client.pollTransmit()
-        }
-        let datagram = try #require(resent)
+        let (datagram, now) = try #require(await retransmission(from: pair.client, after: .zero))
         // OpenSSL counts a timer with less than 15 ms left as expired.
         #expect(ContinuousClock.now - started >= .milliseconds(85))
         #expect(pair.client.statistics.retransmissionTimeouts == 1)
         pair.server.handleDatagram(datagram, at: now)
         pair.pump(at: now)
         #expect(pair.client.connectedKeys() != nil && pair.server.connectedKeys() != nil)
+    }
+
+    /// The server's last flight (ChangeCipherSpec, Finished) is lost: the server is connected, the
+    /// client resends its flight on its timer, and the server, reading it after the handshake, resends
+    /// its own (RFC 6347 §4.2.4).
+    @Test func lostLastFlightIsRetransmitted() async throws {
+        var pair = try AssociationPair(initialRetransmissionTimeout: .milliseconds(100))
+        pair.server.start(at: .zero)
+        pair.client.start(at: .zero)
+        var serverDatagrams = 0
+        pair.pump(at: .zero) { role, _ in
+            guard role == .server else { return true }
+            serverDatagrams += 1
+            return serverDatagrams == 1                               // flight 4 passes, flight 6 is lost
+        }
+        #expect(pair.server.connectedKeys() != nil)
+        #expect(pair.client.state == .handshaking)
+        let (datagram, now) = try #require(await retransmission(from: pair.client, after: .zero))
+        pair.server.handleDatagram(datagram, at: now)
+        pair.pump(at: now)
+        #expect(pair.client.connectedKeys() != nil)
+        #expect(pair.server.events().isEmpty && pair.server.state == .connected)
+    }
+
+    /// Waits, in real time but at most 2 s, for `association` to resend on its timer; the given clock
+    /// follows `nextTimeout`. The datagram and the time it was sent at.
+    func retransmission(from association: DTLSAssociation, after start: ClockTime) async throws -> ([UInt8], ClockTime)? {
+        let started = ContinuousClock.now
+        var now = start
+        while ContinuousClock.now - started < .seconds(2) {
+            try await Task.sleep(for: .milliseconds(10))
+            now = max(now, association.nextTimeout ?? now)
+            association.handleTimeout(at: now)
+            if let datagram = association.pollTransmit() { return (datagram, now) }
+        }
+        return nil
     }
 
     /// Associations and their OpenSSL handles go away: each is released, and the process does not grow
@@ -345,6 +406,11 @@ func records(in datagram: [UInt8]) -> [Range<Int>] {
         start = end
     }
     return ranges
+}
+
+/// `value` in three bytes, big-endian (handshake lengths and offsets, RFC 6347 §4.2.2).
+func uint24(_ value: Int) -> [UInt8] {
+    [UInt8(truncatingIfNeeded: value >> 16), UInt8(truncatingIfNeeded: value >> 8), UInt8(truncatingIfNeeded: value)]
 }
 
 /// The process's resident set (/proc/self/statm), in bytes.

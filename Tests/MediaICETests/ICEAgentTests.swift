@@ -55,10 +55,10 @@ import Testing
         // Both signalled end-of-candidates and gathered: completed.
         network.run(for: .milliseconds(200))
         #expect(network.peers.allSatisfy { $0.agent.state == .completed })
-        #expect(network.peers[0].states.first == .checking)
+        #expect(network.peers.allSatisfy { $0.states == [.checking, .connected, .completed] })
         #expect(network.peers[0].events.contains(.gatheringComplete))
-        let outcome1 = Self.exchangeData(&network)
-        #expect(outcome1)
+        let dataFlows = Self.exchangeData(&network)
+        #expect(dataFlows)
         // Statistics of the selected pair.
         let stats = network.peers[0].agent.statistics
         let selected = try #require(stats.pairs.first { $0.selected })
@@ -76,8 +76,8 @@ import Testing
     func connectsWithoutRemoteCandidatesThroughPeerReflexive(silent: Int) throws {
         var network = Self.twoAgents()
         network.peers[silent].signalsCandidates = false
-        let outcome2 = network.run(for: .seconds(5), until: Self.bothConnected)
-        #expect(outcome2)
+        let connected = network.run(for: .seconds(5), until: Self.bothConnected)
+        #expect(connected)
         let learner = 1 - silent
         #expect(network.peers[learner].agent.remoteCandidates.count == 1)
         #expect(network.peers[learner].agent.remoteCandidates.first?.type == .prflx)
@@ -85,8 +85,8 @@ import Testing
         let pair = try #require(network.peers[learner].agent.selectedPair)
         #expect(pair.remote.type == .prflx)
         #expect(pair.remote.address == network.peers[silent].bases.first)
-        let outcome3 = Self.exchangeData(&network)
-        #expect(outcome3)
+        let dataFlows = Self.exchangeData(&network)
+        #expect(dataFlows)
     }
 
     /// A behind a NAT (10.0.0.2 seen as 203.0.113.7) gathers a server-reflexive candidate from the STUN
@@ -99,8 +99,8 @@ import Testing
                     bases: ["10.0.0.2:5000"])
         network.add("B", ICEAgent(role: .controlled, local: Self.credentialsB, tieBreaker: 2), bases: ["198.51.100.20:6000"])
         network.exchangeCredentials()
-        let outcome4 = network.run(for: .seconds(5), until: Self.bothConnected)
-        #expect(outcome4)
+        let connected = network.run(for: .seconds(5), until: Self.bothConnected)
+        #expect(connected)
         let candidates = network.peers[0].events.compactMap { if case .localCandidate(let c) = $0 { c } else { nil } }
         #expect(candidates.map(\.type) == [.host, .srflx])
         let srflx = try #require(candidates.last)
@@ -112,8 +112,8 @@ import Testing
         #expect(seenByB.remote.address?.description == "203.0.113.7:40000")
         let a = try #require(network.peers[0].agent.selectedPair)
         #expect(a.local.type == .srflx && a.local.address?.description == "203.0.113.7:40000")
-        let outcome5 = Self.exchangeData(&network)
-        #expect(outcome5)
+        let dataFlows = Self.exchangeData(&network)
+        #expect(dataFlows)
     }
 
     @Test func hostEqualToMappedAddressGivesNoServerReflexive() {
@@ -130,16 +130,16 @@ import Testing
     @Test(arguments: [ICERole.controlling, .controlled])
     func roleConflictIsRepaired(role: ICERole) throws {
         var network = Self.twoAgents(roleA: role, roleB: role)
-        let outcome6 = network.run(for: .seconds(5), until: Self.bothConnected)
-        #expect(outcome6)
+        let connected = network.run(for: .seconds(5), until: Self.bothConnected)
+        #expect(connected)
         let roles = network.peers.map(\.agent.role)
         #expect(Set(roles) == [.controlling, .controlled])
         // A's tie-breaker (1001) is the smaller: A ends controlled whichever role both claimed (§7.3.1.1).
         #expect(roles == [.controlled, .controlling])
         #expect(network.peers.contains { $0.events.contains { if case .roleChanged = $0 { true } else { false } } })
         try Self.expectSamePath(network)
-        let outcome7 = Self.exchangeData(&network)
-        #expect(outcome7)
+        let dataFlows = Self.exchangeData(&network)
+        #expect(dataFlows)
     }
 
     /// Each side has the other's password wrong: every check is refused with 401, all pairs fail, and with
@@ -156,8 +156,8 @@ import Testing
         #expect(network.peers.allSatisfy { $0.agent.selectedPair == nil })
         #expect(network.peers.allSatisfy { ($0.agent.statistics.drops["integrity-mismatch"] ?? 0) >= 1 })
         #expect(network.peers.allSatisfy { $0.agent.statistics.errorResponsesReceived >= 1 })
-        let outcome8 = network.sendApplication(from: 0, [0x80])
-        #expect(outcome8 == false)
+        let sent = network.sendApplication(from: 0, [0x80])
+        #expect(sent == false)
     }
 
     /// Without end-of-candidates an unanswered agent fails at the failure timeout.
@@ -165,8 +165,8 @@ import Testing
         var network = Self.twoAgents(configuration: ICEConfiguration(failureTimeout: .seconds(10)))
         network.peers[0].signalsCandidates = false
         network.peers[1].vanished = true
-        let outcome9 = network.run(for: .seconds(30), until: { $0.peers[0].agent.state == .failed })
-        #expect(outcome9)
+        let failed = network.run(for: .seconds(30), until: { $0.peers[0].agent.state == .failed })
+        #expect(failed)
         #expect(network.now >= .seconds(10) && network.now < .seconds(11))
     }
 
@@ -174,29 +174,48 @@ import Testing
     /// without a response (RFC 7675), state failed, and `send` refuses.
     @Test func consentExpiresWhenThePeerVanishes() throws {
         var network = Self.twoAgents()
-        let outcome10 = network.run(for: .seconds(5), until: Self.bothConnected)
-        #expect(outcome10)
+        let connected = network.run(for: .seconds(5), until: Self.bothConnected)
+        #expect(connected)
         // A minute of idle time keeps the pair up on consent traffic alone.
         network.run(for: .seconds(60))
         #expect(network.peers.allSatisfy { $0.agent.state == .completed })
         #expect(network.peers[0].agent.statistics.consentRequestsSent >= 10)
         let vanishedAt = network.now
         network.peers[1].vanished = true
-        let outcome11 = network.run(for: .seconds(10), until: { $0.peers[0].agent.state == .disconnected })
-        #expect(outcome11)
+        let disconnected = network.run(for: .seconds(10), until: { $0.peers[0].agent.state == .disconnected })
+        #expect(disconnected)
         #expect(network.now - vanishedAt <= .seconds(7.5))
-        let outcome12 = network.sendApplication(from: 0, [0x80])
-        #expect(outcome12, "still sending while disconnected")
-        let outcome13 = network.run(for: .seconds(40), until: { $0.peers[0].agent.state == .failed })
-        #expect(outcome13)
+        let sent = network.sendApplication(from: 0, [0x80])
+        #expect(sent, "still sending while disconnected")
+        let failed = network.run(for: .seconds(40), until: { $0.peers[0].agent.state == .failed })
+        #expect(failed)
         let elapsed = (network.now - vanishedAt).seconds
         #expect(elapsed >= 24 && elapsed <= 31, "consent lost \(elapsed) s after the last answer")
         #expect(network.peers[0].events.contains(.consentLost))
         #expect(network.peers[0].states.suffix(2) == [.disconnected, .failed])
         let refusedBefore = network.peers[0].agent.statistics.sendsRefused
-        let outcome14 = network.sendApplication(from: 0, [0x80])
-        #expect(outcome14 == false)
+        let sentAfterConsentLost = network.sendApplication(from: 0, [0x80])
+        #expect(sentAfterConsentLost == false)
         #expect(network.peers[0].agent.statistics.sendsRefused == refusedBefore + 1)
+        // Nothing left to do: no timer spinning in the past, no more consent requests.
+        let consentRequests = network.peers[0].agent.statistics.consentRequestsSent
+        network.run(for: .seconds(60))
+        #expect(network.peers[0].agent.statistics.consentRequestsSent == consentRequests)
+        #expect(network.peers[0].agent.state == .failed)
+    }
+
+    /// Consent survives 20 % loss on an idle path for ten minutes: each consent request is retransmitted
+    /// until the next one is due. (With one datagram per request, these seeds lost consent.)
+    @Test(arguments: [UInt64(3), 6, 10])
+    func consentSurvivesLoss(seed: UInt64) {
+        var network = Self.twoAgents(seed: seed)
+        network.loss = 0.2
+        network.jitter = .milliseconds(30)
+        let connected = network.run(for: .seconds(20), until: Self.bothConnected)
+        #expect(connected)
+        network.run(for: .seconds(600))
+        #expect(network.peers.allSatisfy { !$0.events.contains(.consentLost) && $0.agent.state == .completed })
+        #expect(network.peers.allSatisfy { $0.agent.statistics.consentRequestsSent >= 100 })
     }
 
     /// 20 % loss both ways (and reordering): retransmissions still get both agents connected.
@@ -205,8 +224,8 @@ import Testing
         var network = Self.twoAgents(seed: seed)
         network.loss = 0.2
         network.jitter = .milliseconds(30)
-        let outcome15 = network.run(for: .seconds(20), until: Self.bothConnected)
-        #expect(outcome15)
+        let connected = network.run(for: .seconds(20), until: Self.bothConnected)
+        #expect(connected)
         try Self.expectSamePath(network)
         #expect(network.lost > 0)
         #expect(network.peers.contains { $0.agent.statistics.retransmissions > 0 } || network.lost < 3)
@@ -216,16 +235,16 @@ import Testing
     /// checklist selects a pair, and the new pair answers with the new credentials.
     @Test func restartReconnectsWithNewCredentials() throws {
         var network = Self.twoAgents()
-        let outcome16 = network.run(for: .seconds(5), until: Self.bothConnected)
-        #expect(outcome16)
+        let connected = network.run(for: .seconds(5), until: Self.bothConnected)
+        #expect(connected)
         let newA = ICECredentials(ufrag: "newA", pwd: "restartedPasswordA012345")
         let newB = ICECredentials(ufrag: "newB", pwd: "restartedPasswordB012345")
         let changesBefore = network.peers.map { $0.events.filter { if case .selectedPairChanged = $0 { true } else { false } }.count }
         network.peers[0].agent.restart(newA, now: network.now)
         network.peers[1].agent.restart(newB, now: network.now)
         #expect(network.peers[0].agent.state.isConnected, "the old pair stays up during the restart")
-        let outcome17 = Self.exchangeData(&network)
-        #expect(outcome17, "data flows on the old pair during the restart")
+        let dataFlows = Self.exchangeData(&network)
+        #expect(dataFlows, "data flows on the old pair during the restart")
         network.exchangeCredentials()
         #expect(network.peers[0].agent.remoteCredentials == newB && network.peers[1].agent.remoteCredentials == newA)
         let reconnected = network.run(for: .seconds(5), until: { network in
@@ -236,8 +255,8 @@ import Testing
         })
         #expect(reconnected)
         #expect(Self.bothConnected(network))
-        let outcome18 = Self.exchangeData(&network)
-        #expect(outcome18)
+        let dataFlowsAgain = Self.exchangeData(&network)
+        #expect(dataFlowsAgain)
         // Consent now runs with the new credentials: a minute later all is well.
         network.run(for: .seconds(60))
         #expect(network.peers.allSatisfy { $0.agent.state == .completed })
@@ -254,8 +273,8 @@ import Testing
         #expect(network.peers.allSatisfy { $0.agent.selectedPair == nil })
         let candidateOfB = network.peers[1].agent.localCandidates[0]
         network.peers[0].agent.addRemoteCandidate(candidateOfB, now: network.now)
-        let outcome19 = network.run(for: .seconds(5), until: Self.bothConnected)
-        #expect(outcome19)
+        let connected = network.run(for: .seconds(5), until: Self.bothConnected)
+        #expect(connected)
     }
 
     /// mDNS and TCP remote candidates are counted and left alone.
@@ -267,6 +286,19 @@ import Testing
                                  now: .zero)
         #expect(agent.remoteCandidates.isEmpty && agent.statistics.pairs.isEmpty)
         #expect(agent.statistics.mdnsCandidatesIgnored == 1 && agent.statistics.tcpCandidatesIgnored == 1)
+    }
+
+    /// A candidate trickled with the previous generation's ufrag after a restart is not paired.
+    @Test func candidatesOfAnotherGenerationAreIgnored() throws {
+        var agent = ICEAgent(role: .controlling, local: Self.credentialsA, tieBreaker: 1)
+        agent.addLocalBase(TransportAddress("192.168.1.10:5000")!, now: .zero)
+        agent.setRemoteCredentials(Self.credentialsB, now: .zero)
+        agent.addRemoteCandidate(try ICECandidate(parsing: "candidate:1 1 udp 2122260223 192.168.1.20 6000 typ host ufrag old1"),
+                                 now: .zero)
+        agent.addRemoteCandidate(try ICECandidate(parsing: "candidate:2 1 udp 2122260223 192.168.1.21 6000 typ host ufrag ufrB"),
+                                 now: .zero)
+        #expect(agent.remoteCandidates.map(\.connectionAddress) == ["192.168.1.21"])
+        #expect(agent.statistics.drops == ["stale-candidate-generation": 1])
     }
 
     @Test func loopbackBasesOnlyWhenConfigured() {
@@ -285,15 +317,31 @@ import Testing
 
     @Test func closeStopsEverything() {
         var network = Self.twoAgents()
-        let outcome20 = network.run(for: .seconds(5), until: Self.bothConnected)
-        #expect(outcome20)
+        let connected = network.run(for: .seconds(5), until: Self.bothConnected)
+        #expect(connected)
         network.peers[0].agent.close()
         #expect(network.peers[0].agent.state == .closed)
         #expect(network.peers[0].agent.nextTimeout == nil)
-        let outcome21 = network.sendApplication(from: 0, [0x80])
-        #expect(outcome21 == false)
+        let sent = network.sendApplication(from: 0, [0x80])
+        #expect(sent == false)
         #expect(network.peers[0].agent.handleReceive([0x80], from: TransportAddress("192.168.1.20:6000")!,
                                                      to: TransportAddress("192.168.1.10:5000")!, now: network.now)
             == .dropped(reason: "closed"))
+    }
+
+    /// Pairs only join candidates of one address family (RFC 8445 §6.1.2.2): A has IPv4 and IPv6 bases, B
+    /// only IPv6, and they connect over IPv6.
+    @Test func pairsKeepToOneAddressFamily() throws {
+        var network = InMemoryNetwork()
+        network.add("A", ICEAgent(role: .controlling, local: Self.credentialsA, tieBreaker: 1),
+                    bases: ["192.168.1.10:5000", "[2001:db8::10]:5000"])
+        network.add("B", ICEAgent(role: .controlled, local: Self.credentialsB, tieBreaker: 2), bases: ["[2001:db8::20]:6000"])
+        #expect(network.peers[0].bases.count == 2 && network.peers[1].bases.count == 1)
+        network.exchangeCredentials()
+        let connected = network.run(for: .seconds(5), until: Self.bothConnected)
+        #expect(connected)
+        #expect(network.peers[0].agent.statistics.pairs.count == 1)
+        let pair = try #require(network.peers[0].agent.selectedPair)
+        #expect(pair.local.connectionAddress == "2001:db8::10" && pair.remote.connectionAddress == "2001:db8::20")
     }
 }

@@ -95,6 +95,7 @@ import Testing
         ("candidate:1 1 sctp 1 192.168.1.5 1 typ host", .unsupportedTransport("sctp")),
         ("candidate:1 1 udp 99999999999 192.168.1.5 1 typ host", .badPriority("99999999999")),
         ("candidate:1 1 udp 0 192.168.1.5 1 typ host", .badPriority("0")),
+        ("candidate:1 1 udp 2147483648 192.168.1.5 1 typ host", .badPriority("2147483648")),
         ("candidate:1 1 udp 1 192.168.1.256 1 typ host", .badAddress("192.168.1.256")),
         ("candidate:1 1 udp 1 bad_host! 1 typ host", .badAddress("bad_host!")),
         ("candidate:1 1 udp 1 192.168.1.5 70000 typ host", .badPort("70000")),
@@ -131,6 +132,7 @@ import Testing
         #expect(ICEAgent.pairPriority(controlling: 2_130_706_431, controlled: 1_694_498_815) == 7_277_816_997_797_167_103)
         #expect(ICEAgent.pairPriority(controlling: 1_694_498_815, controlled: 2_130_706_431) == 7_277_816_997_797_167_102)
         #expect(ICEAgent.pairPriority(controlling: 5, controlled: 5) == (5 << 32) + 10)
+        #expect(ICEAgent.pairPriority(controlling: .max, controlled: .max) > 0, "out-of-range input does not trap")
     }
 
     /// RFC 8445 §5.1.1.3: same type, base IP, server and transport → same foundation; any difference → another.

@@ -19,12 +19,6 @@ import Testing
         return agent
     }
 
-    /// The next datagram the agent sends, which must exist.
-    static func transmit(_ agent: inout ICEAgent, sourceLocation: SourceLocation = #_sourceLocation) throws -> ICETransmit {
-        let transmit = agent.pollTransmit()
-        return try #require(transmit, sourceLocation: sourceLocation)
-    }
-
     /// A check from A as RFC 8445 §7.2.2 writes it.
     static func check(username: String = "ufrB:ufrA", password: String? = local.pwd, fingerprint: Bool = true,
                       extra: [STUNAttribute] = [.iceControlling(1000)], id: UInt8 = 1) -> [UInt8] {
@@ -39,7 +33,7 @@ import Testing
         var agent = Self.agent()
         let result = agent.handleReceive(Self.check(), from: Self.peer, to: Self.base, now: .milliseconds(5))
         #expect(result == .handled)
-        let transmit = try Self.transmit(&agent)
+        let transmit = try requireTransmit(&agent)
         #expect(transmit.source == Self.base && transmit.destination == Self.peer && !transmit.relayed)
         let response = try STUNMessage(parsing: transmit.bytes)
         #expect(response.messageClass == .successResponse && response.method == .binding)
@@ -55,12 +49,23 @@ import Testing
         #expect(agent.statistics.checksReceived == 1 && agent.statistics.responsesSent == 1)
         // A triggered check goes back at once (§7.3.1.4), with B's role and A's password.
         agent.handleTimeout(now: .milliseconds(5))
-        let triggered = try Self.transmit(&agent)
+        let triggered = try requireTransmit(&agent)
         let request = try STUNMessage(parsing: triggered.bytes)
         #expect(request.messageClass == .request && request.username == "ufrA:ufrB")
         #expect(request.iceControlled == 2000 && request.iceControlling == nil && !request.useCandidate)
         try STUNMessage.verifyIntegrity(of: triggered.bytes, key: .shortTerm(password: Self.remote.pwd))
         #expect(triggered.destination == Self.peer)
+    }
+
+    /// A PRIORITY beyond 2^31 − 1 in a check is clamped for the peer-reflexive candidate.
+    @Test func outOfRangePriorityIsClamped() throws {
+        var agent = Self.agent()
+        let bytes = STUNMessage(method: .binding, messageClass: .request,
+                                attributes: [.username("ufrB:ufrA"), .priority(.max), .iceControlling(1000)])
+            .serialized(integrity: .shortTerm(password: Self.local.pwd), fingerprint: true)
+        #expect(agent.handleReceive(bytes, from: Self.peer, to: Self.base, now: .zero) == .handled)
+        #expect(agent.remoteCandidates.first?.priority == 0x7FFF_FFFF)
+        #expect(agent.statistics.pairs.first?.priority ?? 0 > 0)
     }
 
     struct BadInput: Sendable, CustomTestStringConvertible {
@@ -106,7 +111,7 @@ import Testing
         #expect(agent.statistics.drops == [input.reason: 1])
         #expect(agent.remoteCandidates.isEmpty, "nothing learned from a refused message")
         if let code = input.responseCode {
-            let transmit = try Self.transmit(&agent)
+            let transmit = try requireTransmit(&agent)
             let response = try STUNMessage(parsing: transmit.bytes)
             #expect(response.messageClass == .errorResponse && response.errorCode?.code == code)
         }
@@ -119,7 +124,7 @@ import Testing
         var agent = Self.agent(role: .controlling, tieBreaker: 5000)
         let result = agent.handleReceive(Self.check(), from: Self.peer, to: Self.base, now: .zero)
         #expect(result == .handled)
-        let transmit = try Self.transmit(&agent)
+        let transmit = try requireTransmit(&agent)
         let response = try STUNMessage(parsing: transmit.bytes)
         #expect(response.errorCode?.code == 487)
         try STUNMessage.verifyIntegrity(of: transmit.bytes, key: .shortTerm(password: Self.local.pwd))
@@ -128,7 +133,7 @@ import Testing
         var smaller = Self.agent(role: .controlling, tieBreaker: 10)
         let smallerResult = smaller.handleReceive(Self.check(), from: Self.peer, to: Self.base, now: .zero)
         #expect(smallerResult == .handled && smaller.role == .controlled)
-        let answer = try STUNMessage(parsing: try Self.transmit(&smaller).bytes)
+        let answer = try STUNMessage(parsing: try requireTransmit(&smaller).bytes)
         #expect(answer.messageClass == .successResponse)
         let event = smaller.pollEvent()
         #expect(event == .roleChanged(.controlled))
@@ -141,14 +146,122 @@ import Testing
         agent.addLocalBase(Self.base, now: .zero)
         let result = agent.handleReceive(Self.check(), from: Self.peer, to: Self.base, now: .zero)
         #expect(result == .handled)
-        let answer = try STUNMessage(parsing: try Self.transmit(&agent).bytes)
+        let answer = try STUNMessage(parsing: try requireTransmit(&agent).bytes)
         #expect(answer.messageClass == .successResponse)
         agent.handleTimeout(now: .milliseconds(100))
         let early = agent.pollTransmit()
         #expect(early == nil, "no check without the peer's password")
         agent.setRemoteCredentials(Self.remote, now: .milliseconds(100))
         agent.handleTimeout(now: .milliseconds(100))
-        let triggered = try Self.transmit(&agent)
+        let triggered = try requireTransmit(&agent)
         #expect(try STUNMessage(parsing: triggered.bytes).username == "ufrA:ufrB")
+    }
+
+    /// The triggered-check queue goes before ordinary checks (RFC 8445 §6.1.4.2, §7.3.1.4): a check from a
+    /// new address is answered by a check there first, although signalled host pairs rank higher.
+    @Test func triggeredCheckGoesFirst() throws {
+        var agent = Self.agent()
+        for port in UInt16(7000)...7002 {
+            let candidate = ICECandidate(type: .host, address: TransportAddress(ip: Self.peer.ip, port: port),
+                                         foundation: "host\(port)", localPreference: 65535 - (port - 7000))
+            agent.addRemoteCandidate(candidate, now: .zero)
+        }
+        let result = agent.handleReceive(Self.check(), from: Self.peer, to: Self.base, now: .zero)
+        #expect(result == .handled)
+        _ = try requireTransmit(&agent)  // the success response
+        agent.handleTimeout(now: .zero)
+        #expect(try requireTransmit(&agent).destination == Self.peer)
+        // The ordinary checks follow, one per Ta (50 ms), highest priority first.
+        agent.handleTimeout(now: .milliseconds(20))
+        let paced = agent.pollTransmit()
+        #expect(paced == nil, "paced at Ta")
+        agent.handleTimeout(now: .milliseconds(50))
+        #expect(try requireTransmit(&agent).destination.port == 7000)
+        #expect(agent.statistics.pairs.count == 4)
+    }
+
+    /// The controlled agent selects a pair the controlling one nominated (RFC 8445 §7.3.1.5, §8.1.1): at once
+    /// when its own check of the pair already succeeded, otherwise when that check succeeds.
+    @Test(arguments: [false, true])
+    func controlledAgentSelectsTheNominatedPair(ownCheckFirst: Bool) throws {
+        var agent = Self.agent()
+        agent.addRemoteCandidate(ICECandidate(type: .host, address: Self.peer, foundation: "1"), now: .zero)
+        agent.handleTimeout(now: .zero)
+        let ownCheck = try STUNMessage(parsing: try requireTransmit(&agent).bytes)
+        let answer = ownCheck.successResponse(attributes: [.xorMappedAddress(Self.base)])
+            .serialized(integrity: .shortTerm(password: Self.remote.pwd), fingerprint: true)
+        if ownCheckFirst {
+            #expect(agent.handleReceive(answer, from: Self.peer, to: Self.base, now: .milliseconds(20)) == .handled)
+            #expect(agent.selectedPair == nil, "not selected without a nomination")
+        }
+        let nomination = Self.check(extra: [.iceControlling(1000), .useCandidate])
+        #expect(agent.handleReceive(nomination, from: Self.peer, to: Self.base, now: .milliseconds(30)) == .handled)
+        if !ownCheckFirst {
+            #expect(agent.selectedPair == nil, "not selected before its own check succeeds")
+            #expect(agent.handleReceive(answer, from: Self.peer, to: Self.base, now: .milliseconds(40)) == .handled)
+        }
+        let selected = try #require(agent.selectedPair)
+        #expect(selected.remote.address == Self.peer && selected.local.address == Self.base)
+        #expect(agent.state == .connected)
+        #expect(agent.statistics.pairs.first?.nominated == true)
+        var events: [ICEEvent] = []
+        while let event = agent.pollEvent() { events.append(event) }
+        #expect(events.contains(.selectedPairChanged(local: selected.local, remote: selected.remote)))
+        #expect(events.last == .stateChanged(.connected))
+    }
+
+    /// A STUN server that never answers: the request is retransmitted, then gathering completes without a
+    /// server-reflexive candidate.
+    @Test func unansweredSTUNServerEndsGathering() {
+        let server = TransportAddress("198.51.100.1:3478")!
+        var agent = ICEAgent(role: .controlling, local: Self.local, configuration: ICEConfiguration(stunServers: [server]),
+                             tieBreaker: 1)
+        agent.addLocalBase(Self.base, now: .zero)
+        var requests = 0
+        var now = ClockTime.zero
+        var complete = false
+        while !complete, let due = agent.nextTimeout, due < .seconds(60) {
+            while let transmit = agent.pollTransmit() {
+                #expect(transmit.destination == server && transmit.source == Self.base)
+                requests += 1
+            }
+            now = due
+            agent.handleTimeout(now: now)
+            while let event = agent.pollEvent() { if event == .gatheringComplete { complete = true } }
+        }
+        #expect(complete && requests == 7 && now == .milliseconds(15500))
+        #expect(agent.localCandidates.map(\.type) == [.host])
+        #expect(agent.statistics.gatheringRequestsSent == 1 && agent.statistics.retransmissions == 6)
+    }
+
+    /// Mutated checks and responses (seeded): never a trap, every datagram handled or dropped by a named
+    /// reason, and the drops add up.
+    @Test func mutatedDatagramsAreCountedNotFatal() throws {
+        var agent = Self.agent()
+        agent.addRemoteCandidate(ICECandidate(type: .host, address: Self.peer, foundation: "1"), now: .zero)
+        agent.handleTimeout(now: .zero)
+        let ownCheck = try STUNMessage(parsing: try requireTransmit(&agent).bytes)
+        let seeds = [Self.check(), Self.check(extra: [.iceControlling(1000), .useCandidate]),
+                     ownCheck.successResponse(attributes: [.xorMappedAddress(Self.base)])
+                         .serialized(integrity: .shortTerm(password: Self.remote.pwd), fingerprint: true)]
+        var random = SeededGenerator(seed: 12)
+        var dropped = 0
+        for round in 0..<3000 {
+            var bytes = seeds[round % seeds.count]
+            for _ in 0...Int(random.next() % 4) {
+                let index = Int(random.next() % UInt64(bytes.count))
+                bytes[index] ^= UInt8(truncatingIfNeeded: random.next() | 1)
+            }
+            if random.next() % 8 == 0 { bytes.removeLast(Int(random.next() % UInt64(bytes.count))) }
+            let result = agent.handleReceive(bytes, from: Self.peer, to: Self.base, now: .milliseconds(Int64(round)))
+            if case .dropped(let reason) = result {
+                #expect(!reason.isEmpty)
+                dropped += 1
+            }
+            while agent.pollTransmit() != nil {}
+        }
+        #expect(dropped > 2500)
+        #expect(agent.statistics.drops.values.reduce(0, +) == dropped)
+        #expect(agent.statistics.drops.keys.contains("bad-fingerprint"))
     }
 }

@@ -3,6 +3,7 @@
 import MediaCore
 import MediaICE
 import MediaSTUN
+import Testing
 
 /// SplitMix64: a seeded generator so that loss and jitter repeat from run to run.
 struct SeededGenerator: RandomNumberGenerator {
@@ -92,6 +93,7 @@ struct InMemoryNetwork {
     @discardableResult
     mutating func run(for limit: ClockTime, until condition: (InMemoryNetwork) -> Bool = { _ in false }) -> Bool {
         let end = now + limit
+        var stepsWithoutProgress = 0
         while true {
             drainOutputs()
             if condition(self) { return true }
@@ -99,6 +101,12 @@ struct InMemoryNetwork {
             guard let next = (timers + inFlight.map(\.at)).min(), next <= end else {
                 now = end
                 return condition(self)
+            }
+            // An agent whose timer stays in the past after handleTimeout would spin its adapter forever.
+            stepsWithoutProgress = next <= now ? stepsWithoutProgress + 1 : 0
+            if stepsWithoutProgress > 1000 {
+                Issue.record("an agent's nextTimeout does not advance at \(now)")
+                return false
             }
             now = max(now, next)
             deliverDue()
@@ -170,6 +178,8 @@ struct InMemoryNetwork {
             if let nat = nats.firstIndex(where: { $0.publicIP == destination.ip }) {
                 guard let inside = nats[nat].inbound[destination] else { continue }
                 destination = inside
+            } else if nats.contains(where: { $0.privateIP == destination.ip }) {
+                continue  // a private address behind a NAT is not reachable from outside
             }
             guard let index = peers.firstIndex(where: { $0.bases.contains(destination) }), !peers[index].vanished else {
                 continue
@@ -183,4 +193,10 @@ struct InMemoryNetwork {
 
 extension ICEConnectionState {
     var isConnected: Bool { self == .connected || self == .completed }
+}
+
+/// The next datagram an agent sends, which must exist (a mutating call cannot sit inside `#require`).
+func requireTransmit(_ agent: inout ICEAgent, sourceLocation: SourceLocation = #_sourceLocation) throws -> ICETransmit {
+    let transmit = agent.pollTransmit()
+    return try #require(transmit, sourceLocation: sourceLocation)
 }

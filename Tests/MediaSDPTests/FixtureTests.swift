@@ -195,5 +195,7 @@ import Testing
 let typedAttributes: [String: any SDPAttributeValue.Type] = Dictionary(uniqueKeysWithValues: ([
     SDPRTPMap.self, SDPFormatParameters.self, SDPRTCPFeedback.self, SDPRTCPAddress.self, SDPExtensionMap.self,
     SDPGroup.self, SDPSourceAttribute.self, SDPSourceGroup.self, SDPCrypto.self, SDPImageAttribute.self,
-    SDPPacketTime.self, SDPMaximumPacketTime.self, SDPFrameRate.self,
+    SDPPacketTime.self, SDPMaximumPacketTime.self, SDPFrameRate.self, SDPICEUsernameFragment.self, SDPICEPassword.self,
+    SDPICEOptions.self, SDPFingerprint.self, SDPSetup.self, SDPMediaIdentifier.self, SDPMediaStreamID.self, SDPSCTPPort.self,
+    SDPMaxMessageSize.self, SDPCandidate.self,
 ] as [any SDPAttributeValue.Type]).map { ($0.attributeName, $0) })

@@ -9,7 +9,7 @@ enum Fixtures {
     static let names = [
         "ffmpeg-h264.sdp", "ffmpeg-vp8.sdp", "ffmpeg-opus.sdp", "ffmpeg-h264-opus.sdp", "ffmpeg-srtp.sdp",
         "gstreamer-rtsp.sdp", "gstreamer-webrtcbin.sdp", "chrome-offer.sdp", "firefox-offer.sdp", "safari-offer.sdp", "sdes-crypto.sdp",
-        "rfc8866-example.sdp",
+        "rfc8866-example.sdp", "aiortc-offer.sdp", "aiortc-answer.sdp", "sluice-offer.sdp", "sluice-answer.sdp",
     ]
 
     /// The text of `Fixtures/<name>`, byte for byte.
