@@ -236,29 +236,50 @@ public struct ICEAgent: Sendable {
     /// Application data (DTLS, SRTP) on the selected pair; nil, counted in `sendsRefused`, when there is no
     /// selected pair or consent has expired (RFC 7675 §5.1: media stops).
     public mutating func send(_ bytes: [UInt8], now: ClockTime) -> ICETransmit? {
+        guard let route = route(forSending: bytes.count, now: now) else { return nil }
+        return ICETransmit(source: route.source, destination: route.destination, bytes: bytes, relayed: route.relayed)
+    }
+
+    /// Where to send `length` bytes of application data now, counted as sent on the selected pair: the
+    /// caller sends from its own buffer, nothing is copied (the media path). Nil, counted in
+    /// `sendsRefused`, as for `send`.
+    public mutating func route(forSending length: Int, now: ClockTime) -> ICERoute? {
         guard state != .closed, let path = selected, !path.consentLost else {
             counters.sendsRefused += 1
             return nil
         }
         if let index = path.pairIndex {
             pairs[index].figures.packetsSent += 1
-            pairs[index].figures.bytesSent += bytes.count
+            pairs[index].figures.bytesSent += length
             pairs[index].figures.lastPacketSentAt = now
         }
-        return ICETransmit(source: path.base, destination: path.remoteAddress, bytes: bytes, relayed: path.relayed)
+        return ICERoute(source: path.base, destination: path.remoteAddress, relayed: path.relayed)
     }
 
     // MARK: Inputs
 
     /// A datagram received on `base` (a local socket, or a relayed address) from `source`. STUN is handled
     /// here; anything else from a known remote address is `.application`. Bad STUN is dropped and counted.
+    /// As `handleReceive(_: [UInt8], ...)` without copying what is not STUN (the media path): only STUN,
+    /// which the agent parses, is copied.
+    public mutating func handleReceive(_ bytes: UnsafeRawBufferPointer, from source: TransportAddress,
+                                       to base: TransportAddress, now: ClockTime) -> ICEReceiveResult {
+        guard state != .closed else { return dropped("closed") }
+        guard let first = bytes.first else { return dropped("empty-datagram") }
+        guard first <= 3 else {
+            lastNow = now
+            return receiveApplication(length: bytes.count, from: source, to: base, now: now)
+        }
+        return handleReceive(Array(bytes), from: source, to: base, now: now)
+    }
+
     public mutating func handleReceive(_ bytes: [UInt8], from source: TransportAddress, to base: TransportAddress,
                                        now: ClockTime) -> ICEReceiveResult {
         guard state != .closed else { return dropped("closed") }
         lastNow = now
         // RFC 7983: a first byte of 0-3 is STUN.
         guard let first = bytes.first else { return dropped("empty-datagram") }
-        guard first <= 3 else { return receiveApplication(bytes, from: source, to: base, now: now) }
+        guard first <= 3 else { return receiveApplication(length: bytes.count, from: source, to: base, now: now) }
         let message: STUNMessage
         do {
             message = try STUNMessage(parsing: bytes)

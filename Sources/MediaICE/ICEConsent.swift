@@ -45,7 +45,7 @@ extension ICEAgent {
         selected = path
     }
 
-    mutating func receiveApplication(_ bytes: [UInt8], from source: TransportAddress, to base: TransportAddress,
+    mutating func receiveApplication(length: Int, from source: TransportAddress, to base: TransportAddress,
                                      now: ClockTime) -> ICEReceiveResult {
         let index: Int?
         if let path = selected, path.remoteAddress == source, path.base == base {
@@ -59,7 +59,7 @@ extension ICEAgent {
         }
         if let index {
             pairs[index].figures.packetsReceived += 1
-            pairs[index].figures.bytesReceived += bytes.count
+            pairs[index].figures.bytesReceived += length
             pairs[index].figures.lastPacketReceivedAt = now
         }
         return .application

@@ -98,6 +98,21 @@ public struct ICETransmit: Hashable, Sendable {
     }
 }
 
+/// Where application data goes: from a local base (or a relayed address) to the remote address of the
+/// selected pair.
+public struct ICERoute: Hashable, Sendable {
+    public var source: TransportAddress
+    public var destination: TransportAddress
+    /// Through the TURN relay whose relayed address is `source`.
+    public var relayed: Bool
+
+    public init(source: TransportAddress, destination: TransportAddress, relayed: Bool = false) {
+        self.source = source
+        self.destination = destination
+        self.relayed = relayed
+    }
+}
+
 /// What became of a received datagram.
 public enum ICEReceiveResult: Hashable, Sendable {
     /// A STUN message the agent consumed (a check, a response, a gathering answer).

@@ -93,6 +93,9 @@ public final class PeerTransport {
     /// DTLS datagrams that came before the remote description made an association (at most a flight).
     private var earlyDTLS: [[UInt8]] = []
     private static let earlyDTLSLimit = 8
+    /// DTLS datagrams to send once ICE has selected a pair (at most a flight or two).
+    private var heldDTLS: [[UInt8]] = []
+    private static let heldDTLSLimit = 16
     private var dtlsState = DTLSAssociation.State.new
 
     /// A transport playing `iceRole` (the offerer controls, RFC 8445 §6.1.1) with `certificate`, whose
@@ -164,7 +167,7 @@ public final class PeerTransport {
         let bytes = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[..<length])
         let kind = BundledPacketKind(classifying: bytes)
         guard kind != .unknown else { return drop("unknown-first-byte") }
-        let result = ice.handleReceive(Array(bytes), from: source, to: base, now: now)
+        let result = ice.handleReceive(bytes, from: source, to: base, now: now)
         defer { pump(now: now) }
         switch result {
         case .handled:
@@ -226,18 +229,19 @@ public final class PeerTransport {
     public var rtpOverhead: Int? { outbound?.rtpOverhead }
     public var rtcpOverhead: Int? { outbound?.rtcpOverhead }
 
-    /// Protects the RTP packet in `buffer[0..<length]` in place and gives the datagram to send (`buffer`
-    /// needs `rtpOverhead` bytes spare). Nil, counted, before the keys are agreed or when ICE has no path
-    /// or has lost consent (RFC 7675 §5.1: media stops).
+    /// Protects the RTP packet in `buffer[0..<length]` in place (`buffer` needs `rtpOverhead` bytes spare)
+    /// and says how long it now is and where to send it; the caller sends it from its buffer, nothing is
+    /// copied. Nil, counted, before the keys are agreed or when ICE has no path or has lost consent
+    /// (RFC 7675 §5.1: media stops).
     public func sendRTP(_ buffer: UnsafeMutableRawBufferPointer, length: Int, now: ClockTime) throws(PeerTransportError)
-        -> ICETransmit?
+        -> (length: Int, route: ICERoute)?
     {
         try sendProtected(buffer, length: length, now: now, rtcp: false)
     }
 
     /// As `sendRTP`, for an RTCP compound packet (SRTCP, RFC 3711 §3.4).
     public func sendRTCP(_ buffer: UnsafeMutableRawBufferPointer, length: Int, now: ClockTime) throws(PeerTransportError)
-        -> ICETransmit?
+        -> (length: Int, route: ICERoute)?
     {
         try sendProtected(buffer, length: length, now: now, rtcp: true)
     }
@@ -267,9 +271,12 @@ public final class PeerTransport {
     // MARK: Inside
 
     private func sendProtected(_ buffer: UnsafeMutableRawBufferPointer, length: Int, now: ClockTime, rtcp: Bool)
-        throws(PeerTransportError) -> ICETransmit?
+        throws(PeerTransportError) -> (length: Int, route: ICERoute)?
     {
-        guard state != .closed, let outbound else {
+        // Ask for the route first: a packet that cannot go is not protected, so its SRTP index is not spent.
+        guard state != .closed, let outbound,
+              let route = ice.route(forSending: length + (rtcp ? outbound.rtcpOverhead : outbound.rtpOverhead), now: now)
+        else {
             statistics.sendsRefused += 1
             return nil
         }
@@ -279,12 +286,8 @@ public final class PeerTransport {
         } catch {
             throw .srtp(error)
         }
-        guard let transmit = ice.send(Array(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[..<protected])), now: now) else {
-            statistics.sendsRefused += 1
-            return nil
-        }
         if rtcp { statistics.rtcpPacketsSent += 1 } else { statistics.rtpPacketsSent += 1 }
-        return transmit
+        return (protected, route)
     }
 
     private func drop(_ reason: String) -> Received {
@@ -309,11 +312,19 @@ public final class PeerTransport {
             guard let dtls else { continue }
             while let datagram = dtls.pollTransmit() {
                 moved = true
-                if let transmit = ice.send(datagram, now: now) {
-                    transmits.append(transmit)
-                } else {
-                    statistics.drops["dtls-without-path", default: 0] += 1
+                heldDTLS.append(datagram)
+            }
+            // The controlled side may answer a nomination and start DTLS before this side has seen the
+            // nomination succeed: hold DTLS until a pair is selected, rather than lose a flight to a
+            // retransmission timer.
+            if ice.selectedPair != nil {
+                for datagram in heldDTLS {
+                    if let transmit = ice.send(datagram, now: now) { transmits.append(transmit) }
                 }
+                heldDTLS.removeAll()
+            } else if heldDTLS.count > Self.heldDTLSLimit {
+                statistics.drops["dtls-without-path", default: 0] += heldDTLS.count - Self.heldDTLSLimit
+                heldDTLS.removeFirst(heldDTLS.count - Self.heldDTLSLimit)
             }
             while let event = dtls.pollEvent() {
                 moved = true

@@ -79,12 +79,13 @@ final class TransportCall {
     /// transport refused it.
     func send(_ packet: [UInt8], from side: Side, rtcp: Bool = false) throws -> Bool {
         var buffer = packet + [UInt8](repeating: 0, count: 64)
-        let transmit = try buffer.withUnsafeMutableBytes { raw in
+        let sent = try buffer.withUnsafeMutableBytes { raw in
             rtcp ? try transport(side).sendRTCP(raw, length: packet.count, now: now)
                  : try transport(side).sendRTP(raw, length: packet.count, now: now)
         }
-        guard let transmit else { return false }
-        put(transmit, from: side)
+        guard let sent else { return false }
+        put(ICETransmit(source: sent.route.source, destination: sent.route.destination,
+                        bytes: Array(buffer.prefix(sent.length)), relayed: sent.route.relayed), from: side)
         return true
     }
 
