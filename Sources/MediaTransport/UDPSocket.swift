@@ -94,14 +94,18 @@ public final class UDPSocket: @unchecked Sendable {
         return (ready.contains(0), ready.contains(1))
     }
 
-    /// Waits up to `timeout` (forever when nil) until one of `sockets` has a datagram to read, and
-    /// gives the indices of those that do (none, when the time ran out): one thread serves every
-    /// socket of an ICE agent this way.
-    public static func waitForDatagram(on sockets: [UDPSocket], timeout: ClockTime?) throws -> [Int] {
+    /// Waits up to `timeout` (forever when nil) until one of `sockets` has a datagram to read, or
+    /// `waker` is woken, and gives the indices of the sockets that have one (none, when the time ran
+    /// out or only the waker woke): one thread serves every socket of an ICE agent this way.
+    public static func waitForDatagram(on sockets: [UDPSocket], waker: EventWaker? = nil, timeout: ClockTime?) throws
+        -> [Int]
+    {
         var pollers = try sockets.map { pollfd(fd: try $0.open(), events: Int16(POLLIN), revents: 0) }
+        if let waker { pollers.append(pollfd(fd: waker.descriptor, events: Int16(POLLIN), revents: 0)) }
         let milliseconds = timeout.map { Int32(clamping: max(0, ($0.nanoseconds + 999_999) / 1_000_000)) } ?? -1
         guard try retryingInterrupts("poll", { poll(&pollers, nfds_t(pollers.count), milliseconds) }) > 0 else { return [] }
-        return pollers.indices.filter { pollers[$0].revents != 0 }
+        if let waker, pollers[sockets.count].revents != 0 { waker.reset() }
+        return sockets.indices.filter { pollers[$0].revents != 0 }
     }
 
     private func open() throws -> Int32 {

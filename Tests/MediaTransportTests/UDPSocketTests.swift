@@ -129,3 +129,19 @@ import Testing
         }
     }
 }
+
+@Suite struct EventWakerTests {
+    @Test func aWakeEndsTheWaitWithoutASocketReady() throws {
+        let socket = try UDPSocket(bindingTo: UDPSocketTests.loopback)
+        let waker = try EventWaker()
+        waker.wake()
+        waker.wake()
+        let start = SystemClock().now
+        #expect(try UDPSocket.waitForDatagram(on: [socket], waker: waker, timeout: .seconds(5)) == [])
+        #expect((SystemClock().now - start).seconds < 1)
+        // The two wakes folded into one: the next wait runs its time out.
+        let again = SystemClock().now
+        #expect(try UDPSocket.waitForDatagram(on: [socket], waker: waker, timeout: .milliseconds(30)) == [])
+        #expect((SystemClock().now - again).seconds >= 0.025)
+    }
+}
