@@ -158,7 +158,7 @@ let package = Package(
             name: "Sluice",
             dependencies: ["MediaCore", "MediaCodecs", "MediaFiles", "MediaConvert", "MediaNodes", "MediaRTP",
                            "MediaTransport", "MediaSDP", "MediaNegotiation", "MediaSRTP", "CodecVPX", "CodecX264", "CodecOpenH264", "CodecOpus", "CodecMJPEG",
-                           "DeviceV4L2", "DeviceALSA"]),
+                           "DeviceV4L2", "DeviceALSA", "MediaSTUN", "MediaICE", "MediaDTLS", "MediaPeer"]),
         .executableTarget(
             name: "sluice",
             dependencies: ["Sluice", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
@@ -166,7 +166,7 @@ let package = Package(
         // (libvpx, libx264, OpenH264, libopus, libsrtp2) and the RTP/SRTP paths compared with them.
         .target(
             name: "BenchLoops",
-            dependencies: ["Sluice", "CVPX", "CSluiceShims", "CX264", "COpenH264", "COpus", "CSRTP"]),
+            dependencies: ["Sluice", "CVPX", "CSluiceShims", "CX264", "COpenH264", "COpus", "CSRTP", "CSSL"]),
         // pipebench's scenarios, runners and output (table, JSON, SVG chart, comparison).
         .target(name: "PipeBench", dependencies: ["BenchLoops", "Sluice"]),
         .executableTarget(

@@ -9,7 +9,8 @@ public struct ScenarioRegistry: Sendable {
 
     /// Every scenario pipebench ships, in the order they run.
     public static let builtIn = ScenarioRegistry(
-        CodecScenarios.all + TranscodeScenario.all + RTPScenarios.all + [CallLoopbackScenario()] + CallScaleScenario.all
+        CodecScenarios.all + TranscodeScenario.all + RTPScenarios.all + PeerScenarios.all + [CallLoopbackScenario()]
+            + CallScaleScenario.all
     )
 
     /// The scenarios that run when none are named.

@@ -9,10 +9,14 @@
 @_exported import MediaCodecs
 @_exported import MediaConvert
 @_exported import MediaCore
+@_exported import MediaDTLS
 @_exported import MediaFiles
+@_exported import MediaICE
 @_exported import MediaNegotiation
 @_exported import MediaNodes
+@_exported import MediaPeer
 @_exported import MediaRTP
 @_exported import MediaSDP
 @_exported import MediaSRTP
+@_exported import MediaSTUN
 @_exported import MediaTransport
