@@ -291,8 +291,12 @@ public final class PeerTransport {
     }
 
     private func drop(_ reason: String) -> Received {
-        statistics.drops[reason, default: 0] += 1
+        countDrop(reason)
         return .consumed
+    }
+
+    func countDrop(_ reason: String) {
+        statistics.drops[reason, default: 0] += 1
     }
 
     /// Moves what the parts produced to the queues, and steps the parts on each other's events: ICE
@@ -414,6 +418,8 @@ public enum PeerTransportError: Error, Sendable, Hashable, CustomStringConvertib
     case srtp(SRTPError)
     /// A new remote description asked for the other DTLS role on a running association.
     case dtlsRoleChanged
+    /// The remote description's fingerprints use no hash this side checks (sha-1/256/384/512).
+    case unsupportedFingerprint([String])
 
     public var reason: String {
         switch self {
@@ -422,6 +428,7 @@ public enum PeerTransportError: Error, Sendable, Hashable, CustomStringConvertib
         case .dtls(let error): "dtls-\(error.reason)"
         case .srtp(let error): "srtp-\(error.reason)"
         case .dtlsRoleChanged: "dtls-role-changed"
+        case .unsupportedFingerprint: "unsupported-fingerprint"
         }
     }
 
@@ -432,6 +439,8 @@ public enum PeerTransportError: Error, Sendable, Hashable, CustomStringConvertib
         case .dtls(let error): "DTLS failed: \(error)"
         case .srtp(let error): "SRTP failed: \(error)"
         case .dtlsRoleChanged: "the remote description changed the DTLS role of a running association"
+        case .unsupportedFingerprint(let algorithms):
+            "the remote fingerprints use \(algorithms.joined(separator: ", ")), none of sha-1/256/384/512"
         }
     }
 }
