@@ -167,12 +167,14 @@ public final class PeerTransport {
         let bytes = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[..<length])
         let kind = BundledPacketKind(classifying: bytes)
         guard kind != .unknown else { return drop("unknown-first-byte") }
+        let iceStateBefore = ice.state
         let result = ice.handleReceive(bytes, from: source, to: base, now: now)
-        defer { pump(now: now) }
         switch result {
         case .handled:
+            pump(now: now)
             return .consumed
         case .dropped(let reason):
+            pump(now: now)   // an error response may be queued
             return drop("ice-\(reason)")
         case .application:
             break
@@ -186,8 +188,12 @@ public final class PeerTransport {
             } else {
                 return drop("dtls-before-remote-description")
             }
+            pump(now: now)
             return .consumed
         case .rtp, .rtcp:
+            // The media path: the agent only noted the packet, and has something to say only when it
+            // brought a disconnected path back.
+            if ice.state != iceStateBefore { pump(now: now) }
             guard let inbound else { return drop("srtp-before-keys") }
             do {
                 if kind == .rtp {

@@ -65,6 +65,11 @@ import Testing
         var remote = try readRemoteDescription(offer, type: .offer, capabilities: Self.capabilities)
         remote.transport.fingerprints = [SDPFingerprint(algorithm: "md5", bytes: [UInt8](repeating: 1, count: 16))]
         let answerer = PeerTransport(iceRole: .controlled, certificate: try DTLSCertificate())
-        #expect(throws: PeerTransportError.unsupportedFingerprint(["md5"])) { try answerer.setRemote(remote, now: .zero) }
+        do {
+            try answerer.setRemote(remote, now: .zero)
+            Issue.record("an md5 fingerprint was taken")
+        } catch {
+            #expect(error == .unsupportedFingerprint(["md5"]))
+        }
     }
 }
