@@ -55,9 +55,12 @@ public protocol RTPDatagramTransport: AnyObject, Sendable {
     /// Does the transport's work due by `now` (sends packets an impairment held back until then).
     func sendDue(until now: ClockTime) throws
 
-    /// What the transport counted; `sentProtection` is read where sends are serialised, the rest on
-    /// the receiving thread.
-    var statistics: RTPTransportStatistics { get }
+    /// SRTP on the way out (packets protected), when on; read where sends are serialised.
+    var sentProtection: SRTPStatistics? { get }
+    /// SRTP on the way in (packets checked, failures, replays), when on; read on the receiving thread.
+    var receivedProtection: SRTPStatistics? { get }
+    /// What an impairment on the way out did, when one is configured; safe from any thread.
+    var impairment: ImpairmentStatistics? { get }
 
     /// Releases the sockets (or detaches from the shared transport). Sends fail after.
     func close()
@@ -93,27 +96,13 @@ extension RTPTransportPacket {
     }
 }
 
-/// What a transport counted below the session.
-public struct RTPTransportStatistics: Sendable, Hashable {
-    /// Packets protected on the way out, when SRTP is on.
-    public var sentProtection: SRTPStatistics?
-    /// Packets checked on the way in, when SRTP is on.
-    public var receivedProtection: SRTPStatistics?
-    /// What an impairment on the way out did, when one is configured.
-    public var impairment: ImpairmentStatistics?
-
-    public init(sentProtection: SRTPStatistics? = nil, receivedProtection: SRTPStatistics? = nil,
-                impairment: ImpairmentStatistics? = nil) {
-        self.sentProtection = sentProtection
-        self.receivedProtection = receivedProtection
-        self.impairment = impairment
-    }
-}
-
 extension RTPDatagramTransport {
-    /// A transport with no work of its own.
+    /// A transport with no work of its own, no SRTP and no impairment.
     public var nextDue: ClockTime? { nil }
     public func sendDue(until now: ClockTime) throws {}
+    public var sentProtection: SRTPStatistics? { nil }
+    public var receivedProtection: SRTPStatistics? { nil }
+    public var impairment: ImpairmentStatistics? { nil }
 
     /// Sends `packets` as one compound RTCP packet (RFC 3550 §6.1). RTCP is a few packets a second:
     /// the datagram is built in a fresh array.

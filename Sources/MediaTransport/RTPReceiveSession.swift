@@ -259,7 +259,7 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
         var snapshot = counts
         snapshot.ssrc = stream?.ssrc
         snapshot.jitterBuffer = jitterBuffer.statistics
-        snapshot.srtp = transport.statistics.receivedProtection
+        snapshot.srtp = transport.receivedProtection
         published.withLock { $0 = snapshot }
     }
 }

@@ -172,9 +172,8 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
             statistics.retransmissions = outgoing.sender.statistics.retransmissions
             statistics.retransmittedPayloadBytes = outgoing.sender.statistics.retransmittedOctetCount
             statistics.retransmissionsMissed = outgoing.sender.statistics.retransmissionsMissed
-            let below = transport.statistics
-            statistics.impairment = below.impairment
-            statistics.srtp = below.sentProtection
+            statistics.impairment = transport.impairment
+            statistics.srtp = transport.sentProtection
             return statistics
         }
     }

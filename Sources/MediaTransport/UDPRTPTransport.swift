@@ -29,7 +29,7 @@ public final class UDPRTPTransport: RTPDatagramTransport, @unchecked Sendable {
     private var heardRTCP = false
     private let outbound: SRTPSession?
     private let inbound: SRTPSession?
-    private let impairment: Mutex<NetworkImpairment<[UInt8]>?>
+    private let impairer: Mutex<NetworkImpairment<[UInt8]>?>
     private let impaired: Bool
     private var datagram: [UInt8]
 
@@ -44,7 +44,7 @@ public final class UDPRTPTransport: RTPDatagramTransport, @unchecked Sendable {
         self.learnsRemote = learnsRemote
         self.receivesRTP = receivesRTP
         (outbound, inbound) = try srtp?.sessions() ?? (nil, nil)
-        self.impairment = Mutex(impairment.map { NetworkImpairment(profile: $0) })
+        impairer = Mutex(impairment.map { NetworkImpairment(profile: $0) })
         impaired = impairment != nil
         datagram = [UInt8](repeating: 0, count: 65_536)
     }
@@ -85,10 +85,9 @@ public final class UDPRTPTransport: RTPDatagramTransport, @unchecked Sendable {
 
     public func close() { sockets.close() }
 
-    public var statistics: RTPTransportStatistics {
-        RTPTransportStatistics(sentProtection: outbound?.statistics, receivedProtection: inbound?.statistics,
-                               impairment: impaired ? impairment.withLock { $0?.statistics } : nil)
-    }
+    public var sentProtection: SRTPStatistics? { outbound?.statistics }
+    public var receivedProtection: SRTPStatistics? { inbound?.statistics }
+    public var impairment: ImpairmentStatistics? { impaired ? impairer.withLock { $0?.statistics } : nil }
 
     // MARK: Sending
 
@@ -102,7 +101,7 @@ public final class UDPRTPTransport: RTPDatagramTransport, @unchecked Sendable {
             return
         }
         // The impairment holds copies (an allocation per packet: a test tool, not the hot path).
-        _ = impairment.withLock { $0!.submit(Array(packet), bytes: packet.count, at: now) }
+        _ = impairer.withLock { $0!.submit(Array(packet), bytes: packet.count, at: now) }
         try sendDue(until: now)
     }
 
@@ -113,12 +112,12 @@ public final class UDPRTPTransport: RTPDatagramTransport, @unchecked Sendable {
         try sockets.rtcp.send(UnsafeRawBufferPointer(rebasing: buffer[0..<length]), to: destination)
     }
 
-    public var nextDue: ClockTime? { impaired ? impairment.withLock { $0?.nextDelivery } : nil }
+    public var nextDue: ClockTime? { impaired ? impairer.withLock { $0?.nextDelivery } : nil }
 
     public func sendDue(until now: ClockTime) throws {
         guard impaired, let remote else { return }
-        try impairment.withLock { impairment in
-            while let packet = impairment!.deliverNext(until: now) {
+        try impairer.withLock { impairer in
+            while let packet = impairer!.deliverNext(until: now) {
                 try packet.withUnsafeBytes { try sockets.rtp.send($0, to: remote) }
             }
         }

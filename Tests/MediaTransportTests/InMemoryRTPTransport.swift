@@ -44,10 +44,9 @@ final class InMemoryRTPTransport: RTPDatagramTransport, @unchecked Sendable {
     var canSendRTCP: Bool { true }
     var isClosed: Bool { state.withLock { $0.closed } }
 
-    var statistics: RTPTransportStatistics {
-        RTPTransportStatistics(sentProtection: outbound?.statistics, receivedProtection: inbound?.statistics,
-                               impairment: state.withLock { $0.impairment?.statistics })
-    }
+    var sentProtection: SRTPStatistics? { outbound?.statistics }
+    var receivedProtection: SRTPStatistics? { inbound?.statistics }
+    var impairment: ImpairmentStatistics? { state.withLock { $0.impairment?.statistics } }
 
     func close() { state.withLock { $0.closed = true } }
 

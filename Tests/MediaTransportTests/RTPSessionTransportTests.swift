@@ -1,5 +1,6 @@
 import MediaCore
 import MediaRTP
+import MediaSRTP
 import Synchronization
 import Testing
 
@@ -143,5 +144,45 @@ import Testing
         _ = try call.receive(into: &frames)
         #expect(call.receiver.statistics.malformedPackets == 1 && call.receiver.statistics.malformedRTCP == 1)
         #expect(call.sender.statistics.malformedRTCP == 1)
+    }
+}
+
+/// The same sessions over `UDPRTPTransport` on loopback, as `sluice send` and `sluice receive` build
+/// them: SRTP with one SDES key (RFC 4568), and the receiver learning where its feedback goes from
+/// the sender's packets (symmetric RTP, RFC 4961).
+@Suite struct UDPRTPTransportTests {
+    @Test func aReceiverOverUDPHearsTheFramesAndItsReportsReachTheSender() throws {
+        let srtp = SRTPParameters.random()
+        var receiving = RTPReceiveSession<VP8Depacketizer>.Configuration(
+            local: try SocketAddress(parsing: "127.0.0.1:0"), multiplexed: true, payloadType: 96,
+            reportInterval: .milliseconds(50))
+        receiving.srtp = srtp
+        let receiver = try RTPReceiveSession(depacketizer: VP8Depacketizer(), configuration: receiving)
+        var sending = try RTPSendSession<VP8Packetizer>.Configuration(
+            remote: try #require(receiver.sockets).rtp.localAddress, multiplexed: true,
+            sender: .init(payloadType: 96, ssrc: RTPSessionTransportTests.ssrc), reportInterval: .milliseconds(50))
+        sending.srtp = srtp
+        let sender = try RTPSendSession(packetizer: try VP8Packetizer(maxPayloadSize: 500), configuration: sending)
+        #expect(sender.transport is UDPRTPTransport && receiver.transport is UDPRTPTransport)
+        sender.start()
+
+        let sent = (0..<3).map { RTPSessionTransportTests.frame($0, keyframe: $0 == 0) }
+        for frame in sent { try sender.send(frame) }
+        var received: [EncodedFrame] = []
+        let deadline = SystemClock().now + .seconds(3)
+        while SystemClock().now < deadline, received.count < sent.count || sender.statistics.receiverReports == 0 {
+            if case .frame(let frame) = try receiver.next(until: SystemClock().now + .milliseconds(20)) { received.append(frame) }
+        }
+        #expect(received.map { Array($0.bytes) } == sent.map { Array($0.bytes) })
+        #expect(sender.statistics.receiverReports > 0, "the receiver's RTCP went back to where the RTP came from")
+        #expect((receiver.statistics.srtp?.unprotectedPackets ?? 0) >= 3 && receiver.statistics.unprotectFailures == 0)
+        #expect((sender.statistics.srtp?.protectedPackets ?? 0) >= 3)
+        sender.close()
+        var ended = false
+        while !ended, SystemClock().now < deadline + .seconds(2) {
+            if case .goodbye = try receiver.next(until: SystemClock().now + .milliseconds(20)) { ended = true }
+        }
+        #expect(ended, "the BYE came through SRTCP")
+        receiver.close()
     }
 }
