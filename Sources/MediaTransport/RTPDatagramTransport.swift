@@ -21,8 +21,9 @@ import MediaSRTP
 /// `receiveRTP(_:at:)` or `receiveRTCP(_:at:)`. So the packet lives in the transport's buffer for
 /// the time of the call only: no copy, no queue, no allocation per packet, and the receive
 /// session's jitter buffer stays on one thread with no lock. A transport fed by a thread of its own
-/// (a bundled socket demultiplexing to several sessions) keeps a small bounded queue per session
-/// that this call drains.
+/// (a bundled socket demultiplexing to several sessions) keeps per session a small ring of buffers
+/// allocated once, which this call drains (one copy, no allocation); or, for a send session, whose
+/// `receiveRTCP(_:at:)` is safe from any thread, it may call that directly.
 ///
 /// Timers stay with the session, driven by `now` from its clock: report intervals, NACK and PLI
 /// (the jitter buffer's deadlines), frame release. A transport with time-driven work of its own
