@@ -1,11 +1,13 @@
 import Glibc
 import MediaCore
+import Synchronization
 
 /// A bounded queue of datagrams between the loop thread (one writer) and one session's thread (one
 /// reader): fixed slots of `slotSize` bytes allocated once, a mutex and a condition variable on the
 /// monotonic clock. A full ring drops the new packet and counts it; it never grows. The reader reads
 /// a packet in its slot, in place, with the lock released: the slot stays counted until the reader
-/// is done with it, so the writer cannot reuse it meanwhile.
+/// is done with it, so the writer cannot reuse it meanwhile. Readers take turns (`drain` holds a
+/// reader lock), so a second thread calling by mistake waits instead of reading a slot twice.
 final class BundledPacketRing: @unchecked Sendable {
     /// An Ethernet MTU: what a datagram on the bundle can be (larger ones are dropped, counted).
     static let slotSize = 1500
@@ -27,6 +29,7 @@ final class BundledPacketRing: @unchecked Sendable {
     private var count = 0
     private var closed = false
     private var counts = Counts()
+    private let reader = Mutex(())
 
     init(slots: Int) {
         slotCount = max(1, slots)
@@ -90,10 +93,14 @@ final class BundledPacketRing: @unchecked Sendable {
     /// queued one (at most a ring's worth, so the caller's timers keep their time) to `body` and
     /// frees its slot. Returns how many it handed over, or nil once the ring is closed.
     func drain(until deadline: ClockTime?, _ body: (UnsafeRawBufferPointer, _ rtcp: Bool) -> Void) -> Int? {
+        reader.withLock { _ in drainAsTheOnlyReader(until: deadline, body) }
+    }
+
+    private func drainAsTheOnlyReader(until deadline: ClockTime?, _ body: (UnsafeRawBufferPointer, _ rtcp: Bool) -> Void) -> Int? {
         let available: Int? = locked {
             while count == 0, !closed {
                 if let deadline {
-                    guard SystemClock().now < deadline else { break }
+                    guard Self.monotonicNow() < deadline else { break }
                     var spec = timespec(tv_sec: Int(deadline.nanoseconds / 1_000_000_000),
                                         tv_nsec: Int(deadline.nanoseconds % 1_000_000_000))
                     _ = pthread_cond_timedwait(condition, mutex, &spec)
@@ -125,4 +132,11 @@ final class BundledPacketRing: @unchecked Sendable {
     }
 
     var statistics: Counts { locked { counts } }
+
+    /// The monotonic clock the condition variable waits on (`SystemClock`'s), read without an object.
+    static func monotonicNow() -> ClockTime {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return ClockTime(nanoseconds: Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec))
+    }
 }

@@ -92,7 +92,7 @@ public final class BundledRTPTransport: RTPDatagramTransport, @unchecked Sendabl
     /// Waits up to `timeout` for packets routed here and hands each to `deliver`, from its slot.
     public func receive(timeout: ClockTime?, _ deliver: (RTPTransportPacket) -> Bool) throws -> Bool {
         // A timeout of a day or more (`.max` among them) is "for ever": no deadline to overflow.
-        let deadline = timeout.flatMap { $0 < .seconds(86_400) ? SystemClock().now + $0 : nil }
+        let deadline = timeout.flatMap { $0 < .seconds(86_400) ? BundledPacketRing.monotonicNow() + $0 : nil }
         let handed = ring.drain(until: deadline) { bytes, rtcp in
             _ = deliver(rtcp ? .rtcp(bytes) : .rtp(bytes, truncated: false))
         }

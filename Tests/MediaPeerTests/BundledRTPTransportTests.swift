@@ -286,6 +286,37 @@ private final class ConnectedPair: Sendable {
         #expect(throws: SocketError.closed) { try transport.receive(timeout: nil) { _ in true } }
     }
 
+    /// `close()` ends a `receive` waiting with no timeout: it throws `SocketError.closed`, and the
+    /// transport no longer takes what the demultiplexer routes.
+    @Test func closeWakesAWaitingReceive() throws {
+        let pair = try ConnectedPair()
+        defer { pair.close() }
+        let transport = BundledRTPTransport(loop: pair.answerer, demultiplexer: pair.answererDemux,
+                                            route: .receiving(payloadTypes: [96]), slots: 4)
+        rtp(payloadType: 96, ssrc: 7).withUnsafeBytes { pair.answererDemux.routeRTP($0) }
+        var delivered: [[UInt8]] = []
+        #expect(try transport.receive(timeout: .zero) { packet in
+            if case .rtp(let bytes, truncated: false) = packet { delivered.append(Array(bytes)) }
+            return true
+        })
+        #expect(delivered == [rtp(payloadType: 96, ssrc: 7)])
+        let ended = Mutex<Bool?>(nil)
+        let waiter = WorkerThread {
+            do {
+                _ = try transport.receive(timeout: nil) { _ in true }
+                ended.withLock { $0 = false }
+            } catch {
+                ended.withLock { $0 = error as? SocketError == .closed }
+            }
+        }
+        transport.close()
+        waiter.join()
+        #expect(ended.withLock { $0 } == true)
+        rtp(payloadType: 96, ssrc: 7).withUnsafeBytes { pair.answererDemux.routeRTP($0) }
+        #expect(pair.answererDemux.statistics.rtpUnrouted == 1, "detached: nobody takes payload type 96 now")
+        #expect(transport.statistics.packetsQueued == 1)
+    }
+
     /// A VP8 sender and an Opus sender on one peer, their receivers on the other, all four sessions
     /// on one bundled 5-tuple: every frame from the first keyframe on crosses whole and in order
     /// (the receiver's PLI brings that keyframe), audio routed by its signalled SSRC, video by payload
