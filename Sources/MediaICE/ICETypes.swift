@@ -114,9 +114,10 @@ public struct ICEConfiguration: Sendable {
     }
 }
 
-/// A datagram for the I/O adapter to send. `source` is the local base (a host socket) or, when `relayed`,
-/// the relayed address of a TURN allocation: the adapter hands it to that allocation's TURN client, which
-/// wraps it in a Send indication or ChannelData towards the server.
+/// A datagram for the I/O adapter to send. `source` is the local base (a host socket); the traffic of the
+/// agent's own TURN clients, relayed checks and data included, also leaves from the base (to the TURN
+/// server). `relayed` is true only for an allocation made outside the agent (`addRelayedCandidate`):
+/// `source` is then its relayed address and the adapter hands the bytes to that TURN client.
 public struct ICETransmit: Hashable, Sendable {
     public var source: TransportAddress
     public var destination: TransportAddress
