@@ -108,6 +108,27 @@ import Testing
         #expect(exchanged)
     }
 
+    @Test func relayPolicyKeepsTheHostAddressFromPeersAndSTUNServers() throws {
+        var configurationA = Self.configuration(policy: .relay)
+        configurationA.stunServers = [InMemoryNetwork().stunServer]
+        var network = Self.network(configurationA, Self.configuration(policy: .all, withTURN: false))
+        let connected = network.run(for: .seconds(5), until: ICEAgentTests.bothConnected)
+        #expect(connected)
+        #expect(network.peers[0].agent.statistics.gatheringRequestsSent == 0)
+        #expect(network.peers[0].agent.localCandidates.allSatisfy { $0.type == .relay })
+        // B only ever heard of, or from, A's relayed address: no peer-reflexive candidate of A's host.
+        #expect(network.peers[1].agent.remoteCandidates.allSatisfy { $0.address?.ip == IPAddress("203.0.113.1") })
+    }
+
+    @Test func relayPolicyWithoutTURNServersFailsAtOnce() throws {
+        var network = Self.network(Self.configuration(policy: .relay, withTURN: false),
+                                   Self.configuration(policy: .all, withTURN: false))
+        let failed = network.run(for: .seconds(1)) { $0.peers[0].agent.state == .failed }
+        #expect(failed)
+        #expect(network.now == .zero)
+        #expect(Self.signalled(network.peers[0]).isEmpty)
+    }
+
     @Test func wrongCredentialsAreNamedAndFailARelayOnlyAgent() throws {
         var network = Self.network(Self.configuration(policy: .relay, credential: "wrong"),
                                    Self.configuration(policy: .all, withTURN: false))
