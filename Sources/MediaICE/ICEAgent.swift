@@ -11,9 +11,14 @@ import MediaSTUN
 /// `pollTransmit()` and `pollEvent()` after each call. Application data goes out with `send` on the
 /// selected pair; received datagrams that are not STUN come back as `.application` for DTLS/SRTP.
 ///
-/// Relayed candidates: a TURN client per base (outside this type) calls `addRelayedCandidate`; transmits
-/// whose `relayed` is true must go through the allocation whose relayed address is their `source`, and
-/// what it receives from peers is fed to `handleReceive(…, to: relayedAddress)`.
+/// Relayed candidates (RFC 8656): for each TURN server of the configuration the agent runs one `TURNClient`
+/// per base. Their datagrams come out of `pollTransmit()` from the base to the server (`relayed` false),
+/// and datagrams the server sends to the base are given to `handleReceive` like any other. Relayed
+/// application data comes back as `.relayedApplication(bytes)` (the caller's datagram is only the TURN
+/// wrapper). On a relayed selected pair `route(forSending:)` is nil and `send` wraps the bytes.
+/// A TURN client outside the agent may still use the `addRelayedCandidate` seam: then transmits whose
+/// `relayed` is true must go through that allocation and what it receives is fed to
+/// `handleReceive(…, to: relayedAddress)`.
 public struct ICEAgent: Sendable {
     public internal(set) var role: ICERole
     public internal(set) var localCredentials: ICECredentials
@@ -44,6 +49,7 @@ public struct ICEAgent: Sendable {
     var gatheringStarted = false
     var prflxCounter = 0
     var transactionCount = 0
+    var relays: [Relay] = []
 
     public init(role: ICERole, local: ICECredentials, configuration: ICEConfiguration = ICEConfiguration(),
                 tieBreaker: UInt64 = UInt64.random(in: .min ... .max)) {
@@ -58,7 +64,8 @@ public struct ICEAgent: Sendable {
 
     /// The next datagram to send, or nil.
     public mutating func pollTransmit() -> ICETransmit? {
-        transmits.isEmpty ? nil : transmits.removeFirst()
+        if transmits.first?.relayed == true { drainRelays(now: lastNow) }
+        return transmits.isEmpty ? nil : transmits.removeFirst()
     }
 
     /// The next event, or nil.
@@ -81,6 +88,7 @@ public struct ICEAgent: Sendable {
         } else if selected == nil, !hasFailed, let checkingStartedAt {
             deadlines.append(checkingStartedAt + configuration.failureTimeout)
         }
+        deadlines += relays.compactMap(\.client.nextTimeout)
         return deadlines.min()
     }
 
@@ -112,14 +120,16 @@ public struct ICEAgent: Sendable {
 
     // MARK: Local side
 
-    /// Adds a local socket address: a host candidate, and Binding requests to each STUN server of the same
-    /// family for a server-reflexive one (RFC 8445 §5.1.1). Loopback bases are skipped unless configured.
+    /// Adds a local socket address: a host candidate, Binding requests to each STUN server of the same
+    /// family for a server-reflexive one (RFC 8445 §5.1.1) and an Allocate to each TURN server for a relayed
+    /// one. With `transportPolicy == .relay` only the allocations are made (webrtc-pc §4.2.1). Loopback
+    /// bases are skipped unless configured.
     public mutating func addLocalBase(_ base: TransportAddress, now: ClockTime) {
         addLocalBases([base], now: now)
     }
 
     /// Adds several bases at once; `.gatheringComplete` comes when all their STUN requests are answered
-    /// or timed out.
+    /// or timed out and all their TURN clients allocated or failed.
     public mutating func addLocalBases(_ bases: [TransportAddress], now: ClockTime) {
         guard state != .closed else { return }
         lastNow = now
@@ -127,6 +137,8 @@ public struct ICEAgent: Sendable {
         for base in bases {
             guard configuration.includeLoopback || !base.ip.isLoopback,
                   !locals.contains(where: { $0.address == base }) else { continue }
+            startRelays(on: base, now: now)
+            guard configuration.transportPolicy == .all else { continue }
             let hostCount = locals.filter { $0.candidate.type == .host }.count
             let preference = UInt16(clamping: 65535 - hostCount)
             let candidate = ICECandidate(type: .host, address: base,
@@ -142,6 +154,7 @@ public struct ICEAgent: Sendable {
                 counters.gatheringRequestsSent += 1
             }
         }
+        drainRelays(now: now)
         checkGatheringComplete()
         updateState(now: now)
     }
@@ -222,11 +235,14 @@ public struct ICEAgent: Sendable {
         updateState(now: now)
     }
 
-    /// Stops the agent: nothing more is sent, received or scheduled.
+    /// Stops the agent: nothing more is received or scheduled. Allocations are released with one Refresh of
+    /// LIFETIME 0 each (RFC 8656 §7.2), left in `pollTransmit()` (not retransmitted; the server's
+    /// allocation expires anyway).
     public mutating func close() {
         guard state != .closed else { return }
         transactions.removeAll()
         transmits.removeAll()
+        closeRelays(now: lastNow)
         state = .closed
         events.append(.stateChanged(.closed))
     }
@@ -234,25 +250,30 @@ public struct ICEAgent: Sendable {
     // MARK: Application data
 
     /// Application data (DTLS, SRTP) on the selected pair; nil, counted in `sendsRefused`, when there is no
-    /// selected pair or consent has expired (RFC 7675 §5.1: media stops).
+    /// selected pair or consent has expired (RFC 7675 §5.1: media stops). On a pair relayed by the agent's
+    /// own TURN client the transmit goes from the base to the TURN server, the bytes wrapped in ChannelData
+    /// (a Send indication until the channel is bound); nil while the peer's permission is being created
+    /// (the bytes then wait in the client and come out of `pollTransmit()`).
     public mutating func send(_ bytes: [UInt8], now: ClockTime) -> ICETransmit? {
+        if state != .closed, let path = selected, !path.consentLost, path.relayed,
+           let relay = relayIndex(relayedAddress: path.base) {
+            return sendRelayed(bytes, path: path, relay: relay, now: now)
+        }
         guard let route = route(forSending: bytes.count, now: now) else { return nil }
         return ICETransmit(source: route.source, destination: route.destination, bytes: bytes, relayed: route.relayed)
     }
 
     /// Where to send `length` bytes of application data now, counted as sent on the selected pair: the
     /// caller sends from its own buffer, nothing is copied (the media path). Nil, counted in
-    /// `sendsRefused`, as for `send`.
+    /// `sendsRefused`, as for `send`. Nil too, not counted, when the selected pair is relayed through the
+    /// agent's own TURN client (`selectedPathIsRelayed`): the bytes need a ChannelData header, so use `send`.
     public mutating func route(forSending length: Int, now: ClockTime) -> ICERoute? {
         guard state != .closed, let path = selected, !path.consentLost else {
             counters.sendsRefused += 1
             return nil
         }
-        if let index = path.pairIndex {
-            pairs[index].figures.packetsSent += 1
-            pairs[index].figures.bytesSent += length
-            pairs[index].figures.lastPacketSentAt = now
-        }
+        if path.relayed, relayIndex(relayedAddress: path.base) != nil { return nil }
+        countSent(length, path: path, now: now)
         return ICERoute(source: path.base, destination: path.remoteAddress, relayed: path.relayed)
     }
 
@@ -261,22 +282,28 @@ public struct ICEAgent: Sendable {
     /// A datagram received on `base` (a local socket, or a relayed address) from `source`. STUN is handled
     /// here; anything else from a known remote address is `.application`. Bad STUN is dropped and counted.
     /// As `handleReceive(_: [UInt8], ...)` without copying what is not STUN (the media path): only STUN,
-    /// which the agent parses, is copied.
+    /// which the agent parses, and datagrams from an own TURN server (to unwrap) are copied.
     public mutating func handleReceive(_ bytes: UnsafeRawBufferPointer, from source: TransportAddress,
                                        to base: TransportAddress, now: ClockTime) -> ICEReceiveResult {
         guard state != .closed else { return dropped("closed") }
         guard let first = bytes.first else { return dropped("empty-datagram") }
-        guard first <= 3 else {
+        guard first <= 3 || relayIndex(server: source, base: base) != nil else {
             lastNow = now
             return receiveApplication(length: bytes.count, from: source, to: base, now: now)
         }
         return handleReceive(Array(bytes), from: source, to: base, now: now)
     }
 
+    /// A datagram received on `base` from `source` (see above). From a TURN server the agent uses on that
+    /// base it goes to the TURN client; peer data it relays is handled as received on the relayed address,
+    /// and non-STUN peer data comes back as `.relayedApplication(unwrapped bytes)`.
     public mutating func handleReceive(_ bytes: [UInt8], from source: TransportAddress, to base: TransportAddress,
                                        now: ClockTime) -> ICEReceiveResult {
         guard state != .closed else { return dropped("closed") }
         lastNow = now
+        if let relay = relayIndex(server: source, base: base), let result = receiveFromRelay(relay, bytes, now: now) {
+            return result
+        }
         // RFC 7983: a first byte of 0-3 is STUN.
         guard let first = bytes.first else { return dropped("empty-datagram") }
         guard first <= 3 else { return receiveApplication(length: bytes.count, from: source, to: base, now: now) }
@@ -297,6 +324,7 @@ public struct ICEAgent: Sendable {
         }
         if result == .handled { heard(from: source, on: base, now: now) }
         nominateIfReady(now: now)
+        drainRelays(now: now)
         updateState(now: now)
         return result
     }
@@ -314,6 +342,18 @@ public struct ICEAgent: Sendable {
             lastPacedAt = now
         }
         refreshConsent(now: now)
+        for index in relays.indices where relays[index].client.nextTimeout.map({ $0 <= now }) ?? false {
+            relays[index].client.handleTimeout(now: now)
+        }
+        drainRelays(now: now)
         updateState(now: now)
+    }
+
+    /// Counts application data sent on the selected pair.
+    mutating func countSent(_ length: Int, path: SelectedPath, now: ClockTime) {
+        guard let index = path.pairIndex else { return }
+        pairs[index].figures.packetsSent += 1
+        pairs[index].figures.bytesSent += length
+        pairs[index].figures.lastPacketSentAt = now
     }
 }

@@ -62,7 +62,7 @@ extension ICEAgent {
     mutating func checkGatheringComplete() {
         guard gatheringStarted, !gatheringComplete else { return }
         let pending = transactions.values.contains { if case .gather = $0.kind { true } else { false } }
-        if !pending {
+        if !pending, !relaysPending {
             gatheringComplete = true
             events.append(.gatheringComplete)
         }

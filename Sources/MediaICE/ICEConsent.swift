@@ -81,7 +81,11 @@ extension ICEAgent {
             next = .failed
         } else if let checkingStartedAt, remoteCredentials != nil || !remotes.isEmpty {
             let allFailed = !pairs.isEmpty && pairs.allSatisfy { $0.state == .failed } && triggeredQueue.isEmpty
-            if (allFailed && remoteEndOfCandidates && gatheringComplete) || now >= checkingStartedAt + configuration.failureTimeout {
+            // Relay only, and every allocation failed: no candidate can ever be paired.
+            let nothingToOffer = configuration.transportPolicy == .relay && gatheringComplete
+                && !locals.contains { $0.pairable }
+            if (allFailed && remoteEndOfCandidates && gatheringComplete) || nothingToOffer
+                || now >= checkingStartedAt + configuration.failureTimeout {
                 hasFailed = true
                 next = .failed
             } else {

@@ -30,10 +30,39 @@ public enum ICECandidatePairState: String, Hashable, Sendable {
     case frozen, waiting, inProgress = "in-progress", succeeded, failed
 }
 
+/// A TURN server and its long-term credentials (W3C `RTCIceServer` with a `turn:` URL over UDP, RFC 8656).
+public struct ICETURNServer: Hashable, Sendable {
+    public var address: TransportAddress
+    public var username: String
+    public var credential: String
+
+    public init(address: TransportAddress, username: String, credential: String) {
+        self.address = address
+        self.username = username
+        self.credential = credential
+    }
+}
+
+/// Which local candidates are offered and paired (W3C `RTCIceTransportPolicy`, webrtc-pc §4.2.1;
+/// RFC 8445 §5.1.1).
+public enum ICETransportPolicy: String, Hashable, Sendable {
+    /// Host, server-reflexive and relayed candidates.
+    case all
+    /// Relayed candidates only: host and server-reflexive ones are neither signalled nor paired, so the
+    /// peer never learns a local address.
+    case relay
+}
+
 /// Settings of an agent. Times are spans in `ClockTime` nanoseconds.
 public struct ICEConfiguration: Sendable {
     /// STUN servers for server-reflexive candidates (RFC 8445 §5.1.1.2).
     public var stunServers: [TransportAddress]
+    /// TURN servers for relayed candidates: one allocation per (base, server) of the same family.
+    public var turnServers: [ICETURNServer]
+    /// `.relay` offers relayed candidates only (W3C `iceTransportPolicy`).
+    public var transportPolicy: ICETransportPolicy
+    /// Timers of the TURN clients (retransmissions, lifetime, permission and channel refreshes).
+    public var turn: TURNConfiguration
     /// Pacing of new checks and gathering requests, Ta (RFC 8445 §14.2; 50 ms as browsers use).
     public var pacing: ClockTime
     /// First retransmission timeout of a check or a gathering request (RFC 8489 §6.2.1), doubled each time...
@@ -65,8 +94,12 @@ public struct ICEConfiguration: Sendable {
                 maximumTransmissions: Int = 7, consentInterval: ClockTime = .milliseconds(5000),
                 consentTimeout: ClockTime = .milliseconds(30_000), disconnectedTimeout: ClockTime = .milliseconds(7000),
                 failureTimeout: ClockTime = .milliseconds(30_000), nominationDelay: ClockTime = .milliseconds(1000),
-                includeLoopback: Bool = false, maximumPairs: Int = 100) {
+                includeLoopback: Bool = false, maximumPairs: Int = 100, turnServers: [ICETURNServer] = [],
+                transportPolicy: ICETransportPolicy = .all, turn: TURNConfiguration = TURNConfiguration()) {
         self.stunServers = stunServers
+        self.turnServers = turnServers
+        self.transportPolicy = transportPolicy
+        self.turn = turn
         self.pacing = pacing
         self.initialRTO = initialRTO
         self.maximumRTO = maximumRTO
@@ -81,9 +114,10 @@ public struct ICEConfiguration: Sendable {
     }
 }
 
-/// A datagram for the I/O adapter to send. `source` is the local base (a host socket) or, when `relayed`,
-/// the relayed address of a TURN allocation: the adapter hands it to that allocation's TURN client, which
-/// wraps it in a Send indication or ChannelData towards the server.
+/// A datagram for the I/O adapter to send. `source` is the local base (a host socket); the traffic of the
+/// agent's own TURN clients, relayed checks and data included, also leaves from the base (to the TURN
+/// server). `relayed` is true only for an allocation made outside the agent (`addRelayedCandidate`):
+/// `source` is then its relayed address and the adapter hands the bytes to that TURN client.
 public struct ICETransmit: Hashable, Sendable {
     public var source: TransportAddress
     public var destination: TransportAddress
@@ -119,6 +153,9 @@ public enum ICEReceiveResult: Hashable, Sendable {
     case handled
     /// Not STUN, from a known remote address: for the layer above (DTLS, SRTP; RFC 7983 demultiplexing).
     case application
+    /// Not STUN, relayed by the agent's TURN client from a known remote address: these unwrapped bytes are
+    /// for the layer above (the received datagram was their ChannelData or Data indication wrapper).
+    case relayedApplication([UInt8])
     /// Dropped; the reason is also counted in `statistics.drops`.
     case dropped(reason: String)
 }
@@ -138,6 +175,9 @@ public enum ICEEvent: Hashable, Sendable {
     case peerReflexiveCandidate(ICECandidate)
     /// No consent for `consentTimeout` on the selected pair (RFC 7675 §5.1): sending stops.
     case consentLost
+    /// A TURN allocation on `server` failed (`error.reason`: "wrong-credentials", "timeout", ...): no relayed
+    /// candidate from it. Also counted in `statistics.turnFailures`.
+    case turnFailed(server: TransportAddress, error: TURNError)
 }
 
 /// Figures of one candidate pair, as W3C `RTCIceCandidatePairStats` needs them.
@@ -191,6 +231,8 @@ public struct ICEStatistics: Hashable, Sendable {
     public var tcpCandidatesIgnored = 0
     /// `send` calls refused: no selected pair, or consent expired.
     public var sendsRefused = 0
+    /// TURN allocations that failed, by `TURNError.reason`.
+    public var turnFailures: [String: Int] = [:]
     public var drops: [String: Int] = [:]
     /// One entry per pair of the current checklist, highest priority first.
     public var pairs: [ICECandidatePairStatistics] = []

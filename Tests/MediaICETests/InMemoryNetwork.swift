@@ -67,6 +67,12 @@ struct InMemoryNetwork {
     var random = SeededGenerator(seed: 1)
     var delivered = 0
     var lost = 0
+    /// An in-memory TURN server: datagrams to its address go to it, datagrams to its relayed addresses go
+    /// to the allocation's client through it.
+    var turnServer: TURNTestServer?
+    /// Peer datagrams the TURN server relayed to its clients (Data indications or ChannelData).
+    var turnRelayedToClients = 0
+    private var turnForwarded = 0
     private var inFlight: [(at: ClockTime, order: Int, from: TransportAddress, to: TransportAddress, bytes: [UInt8])] = []
     private var sequence = 0
 
@@ -141,9 +147,20 @@ struct InMemoryNetwork {
         }
     }
 
-    private mutating func route(_ transmit: ICETransmit) {
+    mutating func route(_ transmit: ICETransmit) {
         var source = transmit.source
         if let nat = nats.firstIndex(where: { $0.privateIP == source.ip }) { source = nats[nat].translateOutbound(source) }
+        if var server = turnServer, transmit.destination == server.address {
+            for reply in server.receive(transmit.bytes, from: source, now: now) {
+                enqueue(from: server.address, to: source, bytes: reply)
+            }
+            for relayed in server.deliveredToPeers.dropFirst(turnForwarded) {
+                enqueue(from: relayed.relayed, to: relayed.peer, bytes: relayed.bytes)
+            }
+            turnForwarded = server.deliveredToPeers.count
+            turnServer = server
+            return
+        }
         if transmit.destination == stunServer {
             answerBinding(transmit.bytes, from: source)
             return
@@ -175,6 +192,7 @@ struct InMemoryNetwork {
         inFlight.removeAll { $0.at <= now }
         for datagram in due {
             var destination = datagram.to
+            if relayToClient(datagram.bytes, from: datagram.from, to: destination) { continue }
             if let nat = nats.firstIndex(where: { $0.publicIP == destination.ip }) {
                 guard let inside = nats[nat].inbound[destination] else { continue }
                 destination = inside
@@ -186,8 +204,28 @@ struct InMemoryNetwork {
             }
             delivered += 1
             let result = peers[index].agent.handleReceive(datagram.bytes, from: datagram.from, to: destination, now: now)
-            if result == .application { peers[index].received.append(datagram.bytes) }
+            switch result {
+            case .application: peers[index].received.append(datagram.bytes)
+            case .relayedApplication(let bytes): peers[index].received.append(bytes)
+            case .handled, .dropped: break
+            }
         }
+    }
+
+    /// A datagram to one of the TURN server's relayed addresses: wrapped for the allocation's client.
+    private mutating func relayToClient(_ bytes: [UInt8], from peer: TransportAddress, to relayed: TransportAddress) -> Bool {
+        guard var server = turnServer else { return false }
+        let clients = peers.flatMap(\.bases)
+        guard let client = clients.first(where: { server.allocation(of: $0, at: now)?.relayed == relayed }) else {
+            turnServer = server
+            return false
+        }
+        if let wrapped = server.peerSends(bytes, from: peer, to: relayed, now: now) {
+            turnRelayedToClients += 1
+            enqueue(from: server.address, to: client, bytes: wrapped)
+        }
+        turnServer = server
+        return true
     }
 }
 
