@@ -184,7 +184,7 @@ let package = Package(
             dependencies: ["PipeBench", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
 
         // Test helpers shared by the test targets (temporary folders, ffmpeg, sample media).
-        .target(name: "TestSupport", dependencies: ["MediaCore", "MediaCodecs"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["MediaCore", "MediaCodecs", "MediaSTUN", "MediaTransport"], path: "Tests/TestSupport"),
         // glibc's heap figures (mallinfo2) for allocation tests.
         .target(name: "CHeapStats", path: "Tests/CHeapStats"),
         .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore", "CHeapStats"]),

@@ -57,9 +57,8 @@ public struct PeerTransportPair {
     /// Sends the packet in `buffer[0..<length]` from the offerer and receives it on the answerer, in
     /// place: protect, route, demultiplex, unprotect. Returns the RTP length received (0 if refused).
     public func carry(_ buffer: UnsafeMutableRawBufferPointer, length: Int) -> Int {
-        guard let sent = try? offerer.sendRTP(buffer, length: length, now: now) else { return 0 }
-        let received = answerer.handleReceive(buffer, length: sent.length, from: sent.route.source,
-                                              to: sent.route.destination, now: now)
+        guard case .direct(let sent, let route)? = try? offerer.sendRTP(buffer, length: length, now: now) else { return 0 }
+        let received = answerer.handleReceive(buffer, length: sent, from: route.source, to: route.destination, now: now)
         guard case .rtp(let plain) = received else { return 0 }
         return plain
     }

@@ -64,6 +64,9 @@ public final class PeerTransport {
         case applicationData([UInt8])
         /// Why the transport failed; `stateChanged(.failed)` follows.
         case failed(PeerTransportError)
+        /// A TURN server refused or lost the allocation (`reason` as `TURNError.reason`, e.g.
+        /// "wrong-credentials"); with `iceTransportPolicy` relay, ICE fails next.
+        case turnFailed(server: TransportAddress, reason: String)
     }
 
     /// What a received datagram turned out to be.
@@ -177,23 +180,39 @@ public final class PeerTransport {
             pump(now: now)   // an error response may be queued
             return drop("ice-\(reason)")
         case .application:
-            break
+            // The media path: the agent only noted the packet, and has something to say only when it
+            // brought a disconnected path back.
+            if ice.state != iceStateBefore { pump(now: now) }
+            return receiveApplication(kind, in: buffer, length: length, now: now)
+        case .relayedApplication(let unwrapped):
+            // Through the agent's TURN relay: the datagram held ChannelData or a Data indication around
+            // the peer's, which is shorter and goes back into the caller's buffer to be unprotected there.
+            pump(now: now)
+            let inner = BundledPacketKind(classifying: unwrapped)
+            guard inner != .unknown, inner != .stun, inner != .turnChannelData, unwrapped.count <= buffer.count else {
+                return drop("relayed-unexpected")
+            }
+            unwrapped.withUnsafeBytes { buffer.copyMemory(from: $0) }
+            return receiveApplication(inner, in: buffer, length: unwrapped.count, now: now)
         }
+    }
+
+    /// DTLS, RTP or RTCP in `buffer[0..<length]` that came on the selected path.
+    private func receiveApplication(_ kind: BundledPacketKind, in buffer: UnsafeMutableRawBufferPointer, length: Int,
+                                    now: ClockTime) -> Received {
         switch kind {
         case .dtls:
+            let bytes = Array(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[..<length]))
             if let dtls {
-                dtls.handleDatagram(Array(bytes), at: now)
+                dtls.handleDatagram(bytes, at: now)
             } else if earlyDTLS.count < Self.earlyDTLSLimit {
-                earlyDTLS.append(Array(bytes))
+                earlyDTLS.append(bytes)
             } else {
                 return drop("dtls-before-remote-description")
             }
             pump(now: now)
             return .consumed
         case .rtp, .rtcp:
-            // The media path: the agent only noted the packet, and has something to say only when it
-            // brought a disconnected path back.
-            if ice.state != iceStateBefore { pump(now: now) }
             guard let inbound else { return drop("srtp-before-keys") }
             do {
                 if kind == .rtp {
@@ -235,19 +254,28 @@ public final class PeerTransport {
     public var rtpOverhead: Int? { outbound?.rtpOverhead }
     public var rtcpOverhead: Int? { outbound?.rtcpOverhead }
 
+    /// Where a packet given to `sendRTP` or `sendRTCP` went.
+    public enum Sent: Sendable, Hashable {
+        /// Protected in place: send `buffer[0..<length]` from `route.source` to `route.destination`.
+        /// Nothing is copied (the direct media path).
+        case direct(length: Int, route: ICERoute)
+        /// Protected and wrapped for the agent's TURN relay (ChannelData): the datagram to send is
+        /// queued, take it with `pollTransmit()`.
+        case relayed
+    }
+
     /// Protects the RTP packet in `buffer[0..<length]` in place (`buffer` needs `rtpOverhead` bytes spare)
-    /// and says how long it now is and where to send it; the caller sends it from its buffer, nothing is
-    /// copied. Nil, counted, before the keys are agreed or when ICE has no path or has lost consent
-    /// (RFC 7675 §5.1: media stops).
+    /// and says how to send it. Nil, counted, before the keys are agreed or when ICE has no path or has
+    /// lost consent (RFC 7675 §5.1: media stops).
     public func sendRTP(_ buffer: UnsafeMutableRawBufferPointer, length: Int, now: ClockTime) throws(PeerTransportError)
-        -> (length: Int, route: ICERoute)?
+        -> Sent?
     {
         try sendProtected(buffer, length: length, now: now, rtcp: false)
     }
 
     /// As `sendRTP`, for an RTCP compound packet (SRTCP, RFC 3711 §3.4).
     public func sendRTCP(_ buffer: UnsafeMutableRawBufferPointer, length: Int, now: ClockTime) throws(PeerTransportError)
-        -> (length: Int, route: ICERoute)?
+        -> Sent?
     {
         try sendProtected(buffer, length: length, now: now, rtcp: true)
     }
@@ -277,12 +305,16 @@ public final class PeerTransport {
     // MARK: Inside
 
     private func sendProtected(_ buffer: UnsafeMutableRawBufferPointer, length: Int, now: ClockTime, rtcp: Bool)
-        throws(PeerTransportError) -> (length: Int, route: ICERoute)?
+        throws(PeerTransportError) -> Sent?
     {
+        guard state != .closed, let outbound else {
+            statistics.sendsRefused += 1
+            return nil
+        }
+        let overhead = rtcp ? outbound.rtcpOverhead : outbound.rtpOverhead
         // Ask for the route first: a packet that cannot go is not protected, so its SRTP index is not spent.
-        guard state != .closed, let outbound,
-              let route = ice.route(forSending: length + (rtcp ? outbound.rtcpOverhead : outbound.rtpOverhead), now: now)
-        else {
+        let route = ice.selectedPathIsRelayed ? nil : ice.route(forSending: length + overhead, now: now)
+        guard route != nil || ice.selectedPathIsRelayed else {
             statistics.sendsRefused += 1
             return nil
         }
@@ -292,8 +324,19 @@ public final class PeerTransport {
         } catch {
             throw .srtp(error)
         }
+        if let route {
+            if rtcp { statistics.rtcpPacketsSent += 1 } else { statistics.rtpPacketsSent += 1 }
+            return .direct(length: protected, route: route)
+        }
+        // Through the relay: the agent wraps a copy for its TURN client.
+        guard let transmit = ice.send(Array(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[..<protected])),
+                                      now: now) else {
+            statistics.sendsRefused += 1
+            return nil
+        }
+        transmits.append(transmit)
         if rtcp { statistics.rtcpPacketsSent += 1 } else { statistics.rtpPacketsSent += 1 }
-        return (protected, route)
+        return .relayed
     }
 
     private func drop(_ reason: String) -> Received {
@@ -358,6 +401,7 @@ public final class PeerTransport {
             if iceState == .connected || iceState == .completed, dtlsRole == .client { dtls?.start(at: now) }
             if iceState == .failed { fail(.iceFailed) }
         case .consentLost: fail(.consentLost)
+        case .turnFailed(let server, let error): events.append(.turnFailed(server: server, reason: error.reason))
         case .selectedPairChanged, .roleChanged, .peerReflexiveCandidate: break
         }
     }

@@ -174,19 +174,29 @@ public final class PeerTransportLoop: @unchecked Sendable {
     }
 
     private func sendProtected(_ buffer: UnsafeMutableRawBufferPointer, length: Int, rtcp: Bool) throws -> Bool {
-        let sent = try transport.withLock { box -> (Int, UDPSocket, SocketAddress)? in
+        var events: [PeerTransport.Event] = []
+        let direct = try transport.withLock { box -> (sent: Bool, socket: UDPSocket?, destination: SocketAddress?, length: Int) in
             let now = clock.now
-            guard let (protected, route) = rtcp ? try box.core.sendRTCP(buffer, length: length, now: now)
-                                                : try box.core.sendRTP(buffer, length: length, now: now) else { return nil }
-            guard let socket = socket(for: route.source), let destination = socketAddress(of: route.destination, in: &box) else {
-                sendFailures.add(1, ordering: .relaxed)
-                return nil
+            switch rtcp ? try box.core.sendRTCP(buffer, length: length, now: now)
+                        : try box.core.sendRTP(buffer, length: length, now: now) {
+            case nil:
+                return (false, nil, nil, 0)
+            case .relayed:
+                flush(&box, events: &events)
+                return (true, nil, nil, 0)
+            case .direct(let protected, let route):
+                return (true, socket(for: route.source), socketAddress(of: route.destination, in: &box), protected)
             }
-            return (protected, socket, destination)
         }
-        guard let (protected, socket, destination) = sent else { return false }
+        deliver(events)
+        guard direct.sent else { return false }
+        guard direct.length > 0 else { return true }   // relayed: sent by the flush
+        guard let socket = direct.socket, let destination = direct.destination else {
+            sendFailures.add(1, ordering: .relaxed)
+            return true
+        }
         do {
-            try socket.send(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[..<protected]), to: destination)
+            try socket.send(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[..<direct.length]), to: destination)
         } catch {
             sendFailures.add(1, ordering: .relaxed)
         }

@@ -4,6 +4,7 @@ import MediaICE
 import MediaSTUN
 import MediaTransport
 import Testing
+import TestSupport
 
 /// Two `ICEAgent`s with `iceTransportPolicy: relay` through a real coturn on 127.0.0.1: real UDP sockets,
 /// the real clock, every wait bounded. Both selected pairs are relay-relay and data crosses both ways.

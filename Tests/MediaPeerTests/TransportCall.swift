@@ -91,10 +91,14 @@ final class TransportCall {
             rtcp ? try transport(side).sendRTCP(raw, length: packet.count, now: now)
                  : try transport(side).sendRTP(raw, length: packet.count, now: now)
         }
-        guard let sent else { return false }
-        put(ICETransmit(source: sent.route.source, destination: sent.route.destination,
-                        bytes: Array(buffer.prefix(sent.length)), relayed: sent.route.relayed), from: side)
-        return true
+        switch sent {
+        case nil: return false
+        case .relayed: return true   // queued in the transport: the next run's drain sends it
+        case .direct(let length, let route)?:
+            put(ICETransmit(source: route.source, destination: route.destination, bytes: Array(buffer.prefix(length)),
+                            relayed: route.relayed), from: side)
+            return true
+        }
     }
 
     /// A raw datagram from the other side's address, as an attacker on the path could send.
