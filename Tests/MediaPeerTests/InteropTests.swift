@@ -164,10 +164,15 @@ import Testing
         print("interop Chromium offers, Sluice answers: SRTP \(String(describing: profile)), \(all.count) VP8 packets in all (\(String(format: "%.1f", packetRate(all))) packets/s), last \(lastArrival) s after the answer, \(pictures.count) pictures decoded \(Set(pictures.map { "\($0.width)x\($0.height)" })), Sluice \(side.record.states.withLock { $0.map(\.state.rawValue) }), STUN checks received \(ice.checksReceived); Chromium sent \(String(describing: result?["outbound"]))")
         #expect(pictures.count > 10)
         #expect(pictures.allSatisfy { $0.width == 640 && $0.height == 480 })
-        // Chromium, offering (ICE controlling, DTLS server) to Sluice, goes silent (no RTP, no STUN
-        // checks) 1.5 to 2.5 s after connecting, while its stats still say connected; offering to
-        // aiortc, or answering Sluice (sluiceOffersChromiumAnswers), it sends for the whole call.
-        withKnownIssue("Chromium stops sending about 2 s after connecting when Sluice answers its offer", isIntermittent: true) {
+        Self.expectWholeCall(lastArrival)
+    }
+
+    /// Chromium sends for the whole call (4 s after connected) on a quiet machine. On a loaded one
+    /// (2 cores, six busy loops) it goes silent, no RTP and no STUN checks, 1.2 to 1.7 s after
+    /// connecting while its stats still say connected: with Sluice either way and with aiortc
+    /// answering it alike, so this is Chromium's, not Sluice's.
+    private static func expectWholeCall(_ lastArrival: Double) {
+        withKnownIssue("headless Chromium stops sending under CPU load", isIntermittent: true) {
             #expect(lastArrival > 3.0, "last VP8 packet \(lastArrival) s after the answer")
         }
     }
@@ -196,7 +201,7 @@ import Testing
         try side.setRemote(remote.transport, dtlsRole: remote.localSetup.isDTLSClient ? .client : .server)
         let answered = SystemClock().now
         let vp8 = try #require(negotiatedVP8(remote), "answer:\n\(answerText)")
-        let packets = Self.expectMedia(side, payloadType: vp8.payloadType, count: 50, since: answered, peer: peer,
+        let packets = Self.expectMedia(side, payloadType: vp8.payloadType, count: 20, since: answered, peer: peer,
                                        label: "Sluice offers, Chromium answers")
         if let ssrc = vp8.ssrc { #expect(packets.allSatisfy { $0.ssrc == ssrc }, "answer's a=ssrc \(ssrc)") }
         let result = peer.result(seconds: 25)
@@ -204,7 +209,10 @@ import Testing
         let all = side.record.packets(payloadType: vp8.payloadType)
         let lastArrival = all.last.map { ($0.arrival - answered).seconds } ?? 0
         let pictures = try decodeVP8(all)
-        print("interop Sluice offers, Chromium answers: Chromium setup \(remote.transport.setup), \(all.count) packets in all, last \(lastArrival) s after the answer, \(pictures.count) pictures decoded; Chromium: \(Self.describe(result))")
+        print("interop Sluice offers, Chromium answers: Chromium setup \(remote.transport.setup), \(all.count) VP8 packets in all (\(String(format: "%.1f", packetRate(all))) packets/s), last \(lastArrival) s after the answer, \(pictures.count) pictures decoded; Chromium sent \(String(describing: result?["outbound"]))")
+        #expect(pictures.count > 10)
+        #expect(pictures.allSatisfy { $0.width == 640 && $0.height == 480 })
+        Self.expectWholeCall(lastArrival)
     }
 
     /// Sluice's answer shows another certificate's fingerprint. aiortc checks the fingerprint only
