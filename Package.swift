@@ -27,6 +27,7 @@ let package = Package(
         .library(name: "MediaICE", targets: ["MediaICE"]),
         .library(name: "MediaDTLS", targets: ["MediaDTLS"]),
         .library(name: "MediaPeer", targets: ["MediaPeer"]),
+        .library(name: "SluiceServer", targets: ["SluiceServer"]),
         .executable(name: "sluice", targets: ["sluice"]),
         .executable(name: "pipebench", targets: ["pipebench"]),
         // The measured loops shared by Benchmarks/ and pipebench: bare C-library loops and the Sluice paths
@@ -49,6 +50,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),
     ],
     targets: [
         // C libraries, wrapped once at the edge.
@@ -122,7 +126,8 @@ let package = Package(
         // SRTP and SRTCP (RFC 3711, RFC 7714) through libsrtp2: profiles, key material (SDES keys from
         // MediaSDP's a=crypto), sessions that protect packets in place.
         .target(name: "MediaSRTP", dependencies: ["CSRTP", "MediaSDP"]),
-        // Sockets (UDP over the POSIX calls) and RTP sessions over them: sending, receiving, RTCP, SRTP.
+        // Sockets (UDP over the POSIX calls) and RTP sessions over any datagram transport (UDP with SDES SRTP,
+        // or the peer's bundled one): sending, receiving, RTCP.
         .target(name: "MediaTransport", dependencies: ["MediaCore", "MediaRTP", "MediaSRTP"]),
         // Picture scaling (libyuv), frame-rate conversion, audio resampling (speexdsp) and mixing.
         .target(name: "MediaConvert", dependencies: ["MediaCore", "CYUV", "CSpeexDSP"]),
@@ -147,6 +152,11 @@ let package = Package(
             dependencies: ["MediaCore", "MediaSTUN", "MediaICE", "MediaDTLS", "MediaSRTP", "MediaRTP", "MediaSDP",
                            "MediaNegotiation", "MediaTransport",
                            .product(name: "DequeModule", package: "swift-collections")]),
+        // `sluice serve`'s HTTP layer: WHEP (draft-ietf-wish-whep) and WHIP (RFC 9725) endpoints on Hummingbird 2, with
+        // the sessions answered by a handler protocol that the peer connection implements.
+        .target(name: "SluiceServer", dependencies: [.product(name: "Hummingbird", package: "hummingbird"),
+                           .product(name: "HTTPTypes", package: "swift-http-types"),
+                           .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),
         // Graph adapters: file sources/sinks, codec and conversion nodes.
         .target(
             name: "MediaNodes",
@@ -204,6 +214,10 @@ let package = Package(
             name: "MediaPeerTests",
             dependencies: ["MediaPeer", "TestSupport", "MediaICE", "MediaDTLS", "MediaNegotiation", "MediaSDP", "MediaRTP",
                            "MediaTransport", "MediaCodecs", "CodecVPX"]),
+        .testTarget(
+            name: "SluiceServerTests",
+            dependencies: ["SluiceServer", .product(name: "HummingbirdTesting", package: "hummingbird"),
+                           .product(name: "HTTPTypes", package: "swift-http-types")]),
     ],
     swiftLanguageModes: [.v6]
 )

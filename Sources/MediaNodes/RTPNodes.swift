@@ -103,9 +103,9 @@ public final class RTPReceiverNode<Depacketizer: RTPDepacketizer>: MediaSource {
                 held = frame
                 return size
             case .goodbye:
-                throw RTPReceiveError.endedBeforeKeyframe(address: "\(session.sockets.rtp.localAddress)")
+                throw RTPReceiveError.endedBeforeKeyframe(address: session.transport.name)
             case .timedOut:
-                throw RTPReceiveError.noKeyframe(address: "\(session.sockets.rtp.localAddress)", seconds: limits.silence.seconds,
+                throw RTPReceiveError.noKeyframe(address: session.transport.name, seconds: limits.silence.seconds,
                                                  packets: session.statistics.packetsReceived)
             }
         }

@@ -167,12 +167,14 @@ public final class PeerTransport {
         let bytes = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[..<length])
         let kind = BundledPacketKind(classifying: bytes)
         guard kind != .unknown else { return drop("unknown-first-byte") }
+        let iceStateBefore = ice.state
         let result = ice.handleReceive(bytes, from: source, to: base, now: now)
-        defer { pump(now: now) }
         switch result {
         case .handled:
+            pump(now: now)
             return .consumed
         case .dropped(let reason):
+            pump(now: now)   // an error response may be queued
             return drop("ice-\(reason)")
         case .application:
             break
@@ -186,8 +188,12 @@ public final class PeerTransport {
             } else {
                 return drop("dtls-before-remote-description")
             }
+            pump(now: now)
             return .consumed
         case .rtp, .rtcp:
+            // The media path: the agent only noted the packet, and has something to say only when it
+            // brought a disconnected path back.
+            if ice.state != iceStateBefore { pump(now: now) }
             guard let inbound else { return drop("srtp-before-keys") }
             do {
                 if kind == .rtp {
@@ -291,8 +297,12 @@ public final class PeerTransport {
     }
 
     private func drop(_ reason: String) -> Received {
-        statistics.drops[reason, default: 0] += 1
+        countDrop(reason)
         return .consumed
+    }
+
+    func countDrop(_ reason: String) {
+        statistics.drops[reason, default: 0] += 1
     }
 
     /// Moves what the parts produced to the queues, and steps the parts on each other's events: ICE
@@ -414,6 +424,8 @@ public enum PeerTransportError: Error, Sendable, Hashable, CustomStringConvertib
     case srtp(SRTPError)
     /// A new remote description asked for the other DTLS role on a running association.
     case dtlsRoleChanged
+    /// The remote description's fingerprints use no hash this side checks (sha-1/256/384/512).
+    case unsupportedFingerprint([String])
 
     public var reason: String {
         switch self {
@@ -422,6 +434,7 @@ public enum PeerTransportError: Error, Sendable, Hashable, CustomStringConvertib
         case .dtls(let error): "dtls-\(error.reason)"
         case .srtp(let error): "srtp-\(error.reason)"
         case .dtlsRoleChanged: "dtls-role-changed"
+        case .unsupportedFingerprint: "unsupported-fingerprint"
         }
     }
 
@@ -432,6 +445,8 @@ public enum PeerTransportError: Error, Sendable, Hashable, CustomStringConvertib
         case .dtls(let error): "DTLS failed: \(error)"
         case .srtp(let error): "SRTP failed: \(error)"
         case .dtlsRoleChanged: "the remote description changed the DTLS role of a running association"
+        case .unsupportedFingerprint(let algorithms):
+            "the remote fingerprints use \(algorithms.joined(separator: ", ")), none of sha-1/256/384/512"
         }
     }
 }

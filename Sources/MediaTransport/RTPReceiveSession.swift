@@ -3,22 +3,26 @@ import MediaRTP
 import MediaSRTP
 import Synchronization
 
-/// The receiving end of one RTP stream over UDP (RFC 3550): packets from the socket go into a
-/// `JitterBuffer`, which hands out whole, decodable frames at their playout time; what the jitter
-/// buffer asks for goes back as RTCP feedback — NACK (RFC 4585 §6.2.1) and PLI (§6.3.1) at once,
-/// receiver reports with the source's CNAME every `reportInterval` (RFC 3550 §6.4.2).
+/// The receiving end of one RTP stream (RFC 3550) over a datagram transport (`RTPDatagramTransport`:
+/// UDP with optional SDES SRTP, or a peer's bundled ICE + DTLS-SRTP transport): packets from the
+/// transport go into a `JitterBuffer`, which hands out whole, decodable frames at their playout
+/// time; what the jitter buffer asks for goes back as RTCP feedback — NACK (RFC 4585 §6.2.1) and
+/// PLI (§6.3.1) at once, receiver reports with the source's CNAME every `reportInterval` (RFC 3550
+/// §6.4.2).
 ///
 /// ```
-///   remote ─▶ RTP socket ─▶ parse ─▶ JitterBuffer ─▶ next(until:) ─▶ frame
+///   remote ─▶ transport ─▶ receiveRTP ─▶ JitterBuffer ─▶ next(until:) ─▶ frame
 ///     ▲                                  │ NACK, PLI, reception report
-///     └──────────── RTCP socket ◀────────┘        (SR and BYE come in the other way)
+///     └──────────── transport ◀──────────┘        (SR and BYE come in the other way, receiveRTCP)
 /// ```
 ///
-/// One thread calls `next(until:)`; it blocks in the socket until a frame is due, so no thread of
-/// its own is needed. Malformed packets, packets of other streams and malformed RTCP are counted and
-/// dropped. The stream is the first one heard with the configured payload type (or any), unless an
+/// One thread calls `next(until:)`; it blocks in the transport until a frame is due, so no thread
+/// of its own is needed; `receiveRTP(_:at:)` and `receiveRTCP(_:at:)` run on that thread too.
+/// Malformed packets, packets of other streams and malformed RTCP are counted and dropped. The stream is the first one heard with the configured payload type (or any), unless an
 /// SSRC is configured.
 public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked Sendable {
+    /// The session's settings. The addresses and `srtp` configure the UDP transport that
+    /// `init(depacketizer:configuration:clock:pool:)` builds; a session given its transport ignores them.
     public struct Configuration: Sendable {
         /// Where to listen for RTP (and RTCP, when multiplexed).
         public var local: SocketAddress
@@ -68,7 +72,10 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
     }
 
     public let configuration: Configuration
-    public let sockets: RTPSessionSockets
+    /// What packets come from and feedback goes over.
+    public let transport: any RTPDatagramTransport
+    /// The UDP sockets, when the transport is `UDPRTPTransport`.
+    public var sockets: RTPSessionSockets? { (transport as? UDPRTPTransport)?.sockets }
     /// Records `receiveFirst`, `receiveLast` and `jitterRelease` of each frame, and maps the
     /// tracer's receiving timestamps at the first frame; set before receiving. Arrival times are the
     /// session clock's: give the tracer the same clock.
@@ -76,30 +83,28 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
     private let clock: any MediaClock
     private var jitterBuffer: JitterBuffer<Depacketizer>
     private var stream: (ssrc: UInt32, payloadType: UInt8)?
-    private var feedbackDestination: SocketAddress?
-    private var heardRTCP = false
     private var goodbye = false
     private var closed = false
     private var nextReport: ClockTime?
-    private var datagram: [UInt8]
     private var counts = RTPReceiveStatistics()
-    private let inbound: SRTPSession?
-    private let outbound: SRTPSession?
     private let published = Mutex(RTPReceiveStatistics())
 
-    /// Binds the sockets; packets that arrive before the first `next(until:)` wait in the kernel.
-    public init(depacketizer: Depacketizer, configuration: Configuration, clock: any MediaClock = SystemClock(),
-                pool: BufferPool = BufferPool(name: "rtp-frames")) throws {
+    /// Binds the UDP sockets the configuration describes (`UDPRTPTransport(receiving:)`); packets
+    /// that arrive before the first `next(until:)` wait in the kernel.
+    public convenience init(depacketizer: Depacketizer, configuration: Configuration, clock: any MediaClock = SystemClock(),
+                            pool: BufferPool = BufferPool(name: "rtp-frames")) throws {
+        try self.init(depacketizer: depacketizer, configuration: configuration,
+                      transport: UDPRTPTransport(receiving: configuration), clock: clock, pool: pool)
+    }
+
+    /// A session over `transport`, which it owns from now on (`close()` closes it).
+    public init(depacketizer: Depacketizer, configuration: Configuration, transport: any RTPDatagramTransport,
+                clock: any MediaClock = SystemClock(), pool: BufferPool = BufferPool(name: "rtp-frames")) {
         self.configuration = configuration
+        self.transport = transport
         self.clock = clock
-        (outbound, inbound) = try configuration.srtp?.sessions() ?? (nil, nil)
-        sockets = try RTPSessionSockets(local: configuration.local, multiplexed: configuration.multiplexed,
-                                        rtcpPort: configuration.rtcpPort)
-        try? sockets.rtp.setReceiveBufferSize(4 << 20)
         jitterBuffer = JitterBuffer(depacketizer: depacketizer, configuration: configuration.jitterBuffer, pool: pool)
-        feedbackDestination = configuration.remoteRTCP
         stream = configuration.ssrc.map { ($0, configuration.payloadType ?? 0) }
-        datagram = [UInt8](repeating: 0, count: 65_536)
     }
 
     /// The next frame due, waiting for packets until `deadline`; `.goodbye` once the sender has left
@@ -136,7 +141,7 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
     /// What the session received and sent; safe to read from any thread (updated at each `next`).
     public var statistics: RTPReceiveStatistics { published.withLock { $0 } }
 
-    /// Sends a last receiver report and a BYE, and closes the sockets.
+    /// Sends a last receiver report and a BYE, and closes the transport.
     public func close() {
         guard !closed else { return }
         closed = true
@@ -144,61 +149,38 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
             try? sendRTCP(extra: [.goodbye(Goodbye(sources: [configuration.localSSRC]))], at: clock.now)
         }
         publish()
-        sockets.close()
+        transport.close()
     }
 
     // MARK: Receiving
 
-    /// Reads what arrives within `timeout` on either port, and whatever else is already queued.
-    private func receive(timeout: ClockTime) throws {
-        var wait: ClockTime? = timeout
-        if !sockets.isMultiplexed {
-            let ready = try sockets.rtp.waitForDatagram(orOn: sockets.rtcp, timeout: timeout)
-            if ready.other {
-                while try receiveDatagram(on: sockets.rtcp, timeout: .zero, isRTCP: { _ in true }) {}
+    /// Hands what the transport receives within `timeout`, and whatever else is already queued, to
+    /// `receiveRTP` and `receiveRTCP`.
+    func receive(timeout: ClockTime) throws {
+        _ = try transport.receive(timeout: timeout) { [self] packet in
+            let now = clock.now
+            switch packet {
+            case .rtp(let bytes, let truncated): return handleRTP(bytes, truncated: truncated, at: now)
+            case .rtcp(let bytes): return receiveRTCP(bytes, at: now)
+            case .unprotectFailed:
+                counts.unprotectFailures += 1
+                return false
             }
-            guard ready.mine else { return }
-            wait = .zero
-        }
-        let multiplexed = sockets.isMultiplexed
-        while try receiveDatagram(on: sockets.rtp, timeout: wait, isRTCP: { multiplexed && RTPSessionSockets.isRTCP($0) }) {
-            wait = .zero
         }
     }
 
-    /// Reads one datagram from `socket` (false when none came within `timeout`), checks and
-    /// decrypts it when SRTP is on, and hands it on as RTP or RTCP.
-    private func receiveDatagram(on socket: UDPSocket, timeout: ClockTime?,
-                                 isRTCP: (UnsafeRawBufferPointer) -> Bool) throws -> Bool {
-        guard let received = try datagram.withUnsafeMutableBytes({ try socket.receive(into: $0, timeout: timeout) }) else {
-            return false
-        }
-        let now = clock.now
-        datagram.withUnsafeMutableBytes { raw in
-            let rtcp = isRTCP(UnsafeRawBufferPointer(rebasing: raw[0..<received.count]))
-            var length = received.count
-            if let inbound {
-                do {
-                    length = try rtcp ? inbound.unprotectRTCP(raw, length: length) : inbound.unprotect(raw, length: length)
-                } catch {
-                    counts.unprotectFailures += 1
-                    return
-                }
-            }
-            let bytes = UnsafeRawBufferPointer(rebasing: raw[0..<length])
-            if rtcp {
-                handleRTCP(bytes, from: received.from, at: now)
-            } else {
-                handleRTP(bytes, from: received.from, truncated: received.truncated, at: now)
-            }
-        }
-        return true
+    /// Takes one RTP packet, unprotected, that arrived at `now`, into the jitter buffer when it is of
+    /// the stream (or its RTX stream). Call it on the thread that calls `next(until:)`. Returns false,
+    /// counted, when it is malformed or of another stream.
+    @discardableResult
+    public func receiveRTP(_ bytes: UnsafeRawBufferPointer, at now: ClockTime) -> Bool {
+        handleRTP(bytes, truncated: false, at: now)
     }
 
-    private func handleRTP(_ bytes: UnsafeRawBufferPointer, from source: SocketAddress, truncated: Bool, at now: ClockTime) {
+    private func handleRTP(_ bytes: UnsafeRawBufferPointer, truncated: Bool, at now: ClockTime) -> Bool {
         guard !truncated, let packet = try? RTPPacket(parsing: bytes) else {
             counts.malformedPackets += 1
-            return
+            return false
         }
         let header = packet.header
         if stream == nil, configuration.payloadType.map({ $0 == header.payloadType }) ?? true {
@@ -208,28 +190,25 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
         let isRTX = rtx.map { header.payloadType == $0.payloadType && header.ssrc == $0.ssrc } ?? false
         guard let stream, isRTX || (header.ssrc == stream.ssrc && header.payloadType == stream.payloadType) else {
             counts.foreignPackets += 1
-            return
-        }
-        if feedbackDestination == nil || !heardRTCP {
-            feedbackDestination = configuration.remoteRTCP
-                ?? (sockets.isMultiplexed ? source : source.withPort(source.port &+ 1))
+            return false
         }
         counts.packetsReceived += 1
         counts.bytesReceived += bytes.count
         counts.payloadBytesReceived += packet.payloadRange.count - (isRTX ? 2 : 0)
         _ = jitterBuffer.insert(packet, in: bytes, arrival: now)
+        return true
     }
 
-    private func handleRTCP(_ bytes: UnsafeRawBufferPointer, from source: SocketAddress, at now: ClockTime) {
+    /// Takes one RTCP compound packet, unprotected, that arrived at `now`: the sender's reports
+    /// (for lip sync and the reception report's LSR/DLSR) and its BYE. Call it on the thread that
+    /// calls `next(until:)`. Returns false, counted, when it is malformed.
+    @discardableResult
+    public func receiveRTCP(_ bytes: UnsafeRawBufferPointer, at now: ClockTime) -> Bool {
         guard let compound = try? RTCPCompoundPacket(parsing: bytes, reducedSize: true) else {
             counts.malformedRTCP += 1
-            return
+            return false
         }
         counts.rtcpPacketsReceived += 1
-        if configuration.remoteRTCP == nil {
-            feedbackDestination = source
-            heardRTCP = true
-        }
         for packet in compound.packets {
             switch packet {
             case .senderReport(let report) where report.ssrc == stream?.ssrc:
@@ -241,6 +220,7 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
                 break
             }
         }
+        return true
     }
 
     // MARK: Feedback
@@ -266,12 +246,12 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
 
     /// A compound packet (RFC 3550 §6.1): a receiver report, the CNAME, then `extra`.
     private func sendRTCP(extra: [RTCPPacket], at now: ClockTime) throws {
-        guard let destination = feedbackDestination else { return }
+        guard transport.canSendRTCP else { return }
         nextReport = now + configuration.reportInterval
         let report = ReceiverReport(ssrc: configuration.localSSRC, reportBlocks: jitterBuffer.receptionReport(at: now).map { [$0] } ?? [])
-        try sockets.sendRTCP([.receiverReport(report),
-                              .sourceDescription(SourceDescription(source: configuration.localSSRC, cname: configuration.cname))]
-                             + extra, to: destination, protection: outbound)
+        try transport.sendRTCP([.receiverReport(report),
+                                .sourceDescription(SourceDescription(source: configuration.localSSRC, cname: configuration.cname))]
+                               + extra, at: now)
         counts.receiverReports += 1
     }
 
@@ -279,7 +259,7 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
         var snapshot = counts
         snapshot.ssrc = stream?.ssrc
         snapshot.jitterBuffer = jitterBuffer.statistics
-        snapshot.srtp = inbound?.statistics
+        snapshot.srtp = transport.receivedProtection
         published.withLock { $0 = snapshot }
     }
 }

@@ -4,21 +4,28 @@ import MediaRTP
 import MediaSRTP
 import Synchronization
 
-/// The sending end of one RTP stream over UDP (RFC 3550): frames go out as packets from an
-/// `RTPSender`; a thread of its own reads the receiver's RTCP and answers it — NACKs with
-/// retransmissions (RFC 4585 §6.2.1, as RTX when configured, RFC 4588), PLI and FIR (RFC 4585
-/// §6.3.1, RFC 5104 §4.3.1) with `onKeyframeRequest`, receiver reports with a round-trip time — and
-/// sends a sender report with the source's CNAME every `reportInterval` and a BYE at the end.
+/// The sending end of one RTP stream (RFC 3550) over a datagram transport (`RTPDatagramTransport`:
+/// UDP with optional SDES SRTP, or a peer's bundled ICE + DTLS-SRTP transport): frames go out as
+/// packets from an `RTPSender`; a thread of its own reads the receiver's RTCP and answers it —
+/// NACKs with retransmissions (RFC 4585 §6.2.1, as RTX when configured, RFC 4588), PLI and FIR
+/// (RFC 4585 §6.3.1, RFC 5104 §4.3.1) with `onKeyframeRequest`, receiver reports with a round-trip
+/// time — and sends a sender report with the source's CNAME every `reportInterval` and a BYE at
+/// the end.
 ///
 /// ```
-///   send(frame) ─▶ RTPSender ─▶ [impairment] ─▶ RTP socket ─▶ remote
-///                      ▲                                          │
-///   onKeyframeRequest ◀┴── NACK / PLI / FIR / RR ◀── RTCP thread ◀┘
+///   send(frame) ─▶ RTPSender ─▶ transport (SRTP, [impairment], socket) ─▶ remote
+///                      ▲                                                    │
+///   onKeyframeRequest ◀┴── NACK / PLI / FIR / RR ◀── RTCP thread ◀ transport ◀┘
 /// ```
 ///
 /// The send path allocates nothing per packet once warm (without impairment): packets are written
-/// into the sender's history and sent from there.
+/// into the sender's history and sent from there (copied once into a buffer of the session's when
+/// the transport protects them in place). Without `start()`, feedback and timers can be driven by
+/// hand with `serviceTransport(timeout:)` or `receiveRTCP(_:at:)`, e.g. over an in-memory
+/// transport with a manual clock.
 public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendable {
+    /// The session's settings. The addresses, `impairment` and `srtp` configure the UDP transport
+    /// that `init(packetizer:configuration:clock:)` builds; a session given its transport ignores them.
     public struct Configuration: Sendable {
         /// Where RTP packets go.
         public var remote: SocketAddress
@@ -59,19 +66,18 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
     }
 
     public let configuration: Configuration
-    public let sockets: RTPSessionSockets
+    /// What packets go over and feedback comes from.
+    public let transport: any RTPDatagramTransport
+    /// The UDP sockets, when the transport is `UDPRTPTransport`.
+    public var sockets: RTPSessionSockets? { (transport as? UDPRTPTransport)?.sockets }
     /// Called on the RTCP thread when the receiver asks for a keyframe (PLI or FIR).
     public var onKeyframeRequest: (@Sendable () -> Void)?
     /// Records `packetize`, `sendFirst` and `sendLast` of each frame; set with `trace(with:)`.
     public private(set) var tracer: FrameTracer?
     private let clock: any MediaClock
+    /// Lock order: `outgoing`, then `heard`. Every send to the transport happens under `outgoing`.
     private let outgoing: Mutex<Outgoing>
-    /// Lock order: `outgoing`, then `impairment`, then `heard`.
-    private let impairment: Mutex<NetworkImpairment<[UInt8]>?>
     private let heard = Mutex(RTPSendStatistics())
-    /// SRTP: the outgoing side is used under `outgoing`'s lock, the incoming one on the RTCP thread.
-    private let outbound: SRTPSession?
-    private let inbound: SRTPSession?
     private let stopping = Atomic<Bool>(false)
     private var rtcpThread: WorkerThread?
     private var closed = false
@@ -79,24 +85,31 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
     /// The sender and what only the sending side counts.
     private struct Outgoing: @unchecked Sendable {
         var sender: RTPSender<Packetizer>
-        /// Where a packet is copied to be protected (the history keeps the plain one), allocated once.
+        /// Where a packet is copied to be protected (the history keeps the plain one), allocated once;
+        /// nil when the transport sends packets as they are.
         var protectBuffer: UnsafeMutableRawBufferPointer?
         var senderReports = 0
         var nextReport: ClockTime?
     }
 
-    /// Binds the sockets; nothing is sent before the first frame.
-    public init(packetizer: Packetizer, configuration: Configuration, clock: any MediaClock = SystemClock()) throws {
+    /// Binds the UDP sockets the configuration describes (`UDPRTPTransport(sending:)`); nothing is
+    /// sent before the first frame.
+    public convenience init(packetizer: Packetizer, configuration: Configuration, clock: any MediaClock = SystemClock()) throws {
+        try self.init(packetizer: packetizer, configuration: configuration,
+                      transport: UDPRTPTransport(sending: configuration), clock: clock)
+    }
+
+    /// A session over `transport`, which it owns from now on (`close()` closes it).
+    public init(packetizer: Packetizer, configuration: Configuration, transport: any RTPDatagramTransport,
+                clock: any MediaClock = SystemClock()) {
         self.configuration = configuration
+        self.transport = transport
         self.clock = clock
-        (outbound, inbound) = try configuration.srtp?.sessions() ?? (nil, nil)
-        sockets = try RTPSessionSockets(local: configuration.local, multiplexed: configuration.multiplexed)
         let sender = RTPSender(packetizer: packetizer, configuration: configuration.sender)
-        let protectBuffer = outbound.map {
-            UnsafeMutableRawBufferPointer.allocate(byteCount: sender.maxPacketSize + $0.rtpOverhead, alignment: 16)
-        }
+        let overhead = transport.rtpOverhead
+        let protectBuffer = overhead > 0
+            ? UnsafeMutableRawBufferPointer.allocate(byteCount: sender.maxPacketSize + overhead, alignment: 16) : nil
         outgoing = Mutex(Outgoing(sender: sender, protectBuffer: protectBuffer))
-        impairment = Mutex(configuration.impairment.map { NetworkImpairment(profile: $0) })
     }
 
     deinit {
@@ -107,7 +120,9 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
     /// Starts reading RTCP. Frames can be sent before, but feedback is answered only after.
     public func start() {
         guard rtcpThread == nil else { return }
-        rtcpThread = WorkerThread { [self] in readRTCP() }
+        rtcpThread = WorkerThread { [self] in
+            while !stopping.load(ordering: .relaxed) { serviceTransport(timeout: .milliseconds(20)) }
+        }
     }
 
     /// Traces the frames sent in `tracer`, which from now on maps pts to this stream's RTP timestamps.
@@ -157,15 +172,15 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
             statistics.retransmissions = outgoing.sender.statistics.retransmissions
             statistics.retransmittedPayloadBytes = outgoing.sender.statistics.retransmittedOctetCount
             statistics.retransmissionsMissed = outgoing.sender.statistics.retransmissionsMissed
-            statistics.impairment = impairment.withLock { $0?.statistics }
-            statistics.srtp = outbound?.statistics
+            statistics.impairment = transport.impairment
+            statistics.srtp = transport.sentProtection
             return statistics
         }
     }
 
     /// Keeps answering NACKs for `linger`, sends what the impairment still holds, a last sender
-    /// report and a BYE (RFC 3550 §6.6), stops the RTCP thread and closes the sockets. Safe to call
-    /// more than once.
+    /// report and a BYE (RFC 3550 §6.6), stops the RTCP thread and closes the transport. Safe to
+    /// call more than once.
     public func close() {
         guard !closed else { return }
         closed = true
@@ -176,95 +191,82 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
         rtcpThread?.join()
         rtcpThread = nil
         // Whatever is still "in the network" arrives.
-        try? flushImpairment(until: .max)
         outgoing.withLock { outgoing in
+            try? transport.sendDue(until: .max)
             guard outgoing.sender.statistics.packetCount > 0 else { return }
-            try? sendRTCP([.senderReport(outgoing.sender.senderReport(at: clock.now, wallClock: .now)),
-                           .sourceDescription(SourceDescription(source: configuration.sender.ssrc, cname: configuration.cname)),
-                           .goodbye(Goodbye(sources: [configuration.sender.ssrc], reasonText: "end of stream"))])
+            let now = clock.now
+            try? transport.sendRTCP([.senderReport(outgoing.sender.senderReport(at: now, wallClock: .now)),
+                                     .sourceDescription(SourceDescription(source: configuration.sender.ssrc, cname: configuration.cname)),
+                                     .goodbye(Goodbye(sources: [configuration.sender.ssrc], reasonText: "end of stream"))],
+                                    at: now)
         }
-        sockets.close()
+        transport.close()
     }
 
     // MARK: Sending
 
-    /// Sends `packet`, as SRTP (copied into `protectBuffer` and protected there) when configured.
+    /// Hands `packet` to the transport: copied into `protectBuffer` when the transport protects
+    /// packets in place (the history keeps the plain one), else straight from the history.
     private func transmit(_ packet: UnsafeRawBufferPointer, at now: ClockTime, protectingIn protectBuffer: UnsafeMutableRawBufferPointer?) throws {
-        var packet = packet
-        if let outbound, let protectBuffer {
-            protectBuffer.copyMemory(from: packet)
-            let length = try outbound.protect(protectBuffer, length: packet.count)
-            packet = UnsafeRawBufferPointer(rebasing: protectBuffer[0..<length])
-        }
-        guard configuration.impairment != nil else {
-            try sockets.rtp.send(packet, to: configuration.remote)
+        guard let protectBuffer else {
+            // A transport with no overhead does not write to the buffer (`RTPDatagramTransport`).
+            try transport.sendRTP(UnsafeMutableRawBufferPointer(mutating: packet), length: packet.count, at: now)
             return
         }
-        // The impairment holds copies (an allocation per packet: a test tool, not the hot path).
-        _ = impairment.withLock { $0!.submit(Array(packet), bytes: packet.count, at: now) }
-        try flushImpairment(until: now)
-    }
-
-    private func flushImpairment(until now: ClockTime) throws {
-        try impairment.withLock { impairment in
-            guard impairment != nil else { return }
-            while let packet = impairment!.deliverNext(until: now) {
-                try packet.withUnsafeBytes { try sockets.rtp.send($0, to: configuration.remote) }
-            }
-        }
+        protectBuffer.copyMemory(from: packet)
+        try transport.sendRTP(protectBuffer, length: packet.count, at: now)
     }
 
     private func sendReportIfDue(at now: ClockTime, outgoing: inout Outgoing) throws {
         guard now >= outgoing.nextReport ?? now else { return }
         outgoing.nextReport = now + configuration.reportInterval
-        try sendRTCP([.senderReport(outgoing.sender.senderReport(at: now, wallClock: .now)),
-                      .sourceDescription(SourceDescription(source: configuration.sender.ssrc, cname: configuration.cname))])
+        try transport.sendRTCP([.senderReport(outgoing.sender.senderReport(at: now, wallClock: .now)),
+                                .sourceDescription(SourceDescription(source: configuration.sender.ssrc, cname: configuration.cname))],
+                               at: now)
         outgoing.senderReports += 1
-    }
-
-    private func sendRTCP(_ packets: [RTCPPacket]) throws {
-        try sockets.sendRTCP(packets, to: configuration.rtcpDestination, protection: outbound)
     }
 
     // MARK: Feedback
 
-    /// The RTCP thread: reads the receiver's packets until `close()`, and keeps impaired packets and
-    /// sender reports flowing between frames.
-    private func readRTCP() {
-        var buffer = [UInt8](repeating: 0, count: 2048)
-        while !stopping.load(ordering: .relaxed) {
-            // Wake for the next impaired packet due, else at least every 20 ms to notice `close()`.
-            var wait = ClockTime.milliseconds(20)
-            if let due = impairment.withLock({ $0?.nextDelivery }) { wait = max(.zero, min(wait, due - clock.now)) }
-            let received = buffer.withUnsafeMutableBytes { try? sockets.rtcp.receive(into: $0, timeout: wait) }
+    /// One turn of the RTCP thread (`start()`), or of a caller driving the session by hand: waits up
+    /// to `timeout` (less when the transport has work due sooner) for the receiver's RTCP and
+    /// answers it, then lets the transport send what it has due and sends a sender report when one
+    /// is due.
+    public func serviceTransport(timeout: ClockTime) {
+        var wait = timeout
+        if let due = transport.nextDue { wait = max(.zero, min(wait, due - clock.now)) }
+        _ = try? transport.receive(timeout: wait) { [self] packet in
             let now = clock.now
-            if let received = received ?? nil {
-                buffer.withUnsafeMutableBytes { raw in
-                    guard let length = unprotect(raw, length: received.count) else { return }
-                    handleRTCP(UnsafeRawBufferPointer(rebasing: raw[0..<length]), at: now)
-                }
+            switch packet {
+            case .rtcp(let bytes): return receiveRTCP(bytes, at: now)
+            case .rtp:
+                // A sender expects feedback only: anything else is malformed RTCP to it.
+                heard.withLock { $0.malformedRTCP += 1 }
+                return false
+            case .unprotectFailed:
+                heard.withLock { $0.unprotectFailures += 1 }
+                return false
             }
-            try? flushImpairment(until: now)
-            outgoing.withLock { outgoing in
-                if outgoing.sender.statistics.packetCount > 0 { try? sendReportIfDue(at: now, outgoing: &outgoing) }
-            }
+        }
+        let now = clock.now
+        outgoing.withLock { outgoing in
+            try? transport.sendDue(until: now)
+            if outgoing.sender.statistics.packetCount > 0 { try? sendReportIfDue(at: now, outgoing: &outgoing) }
         }
     }
 
-    /// The length of the RTCP packet in `buffer` once SRTCP is checked and decrypted (when
-    /// configured); nil, counted, when it fails (a tampered, replayed or foreign packet).
-    private func unprotect(_ buffer: UnsafeMutableRawBufferPointer, length: Int) -> Int? {
-        guard let inbound else { return length }
-        do { return try inbound.unprotectRTCP(buffer, length: length) } catch {
-            heard.withLock { $0.unprotectFailures += 1 }
-            return nil
-        }
+    /// Handles one RTCP compound packet from the receiver, unprotected, that arrived at `now`:
+    /// retransmits what a NACK lists, calls `onKeyframeRequest` for PLI or FIR, notes reception
+    /// reports. Safe from any thread. Returns false, counted, when the packet is malformed.
+    @discardableResult
+    public func receiveRTCP(_ bytes: UnsafeRawBufferPointer, at now: ClockTime) -> Bool {
+        handleRTCP(bytes, at: now)
     }
 
-    private func handleRTCP(_ bytes: UnsafeRawBufferPointer, at now: ClockTime) {
+    private func handleRTCP(_ bytes: UnsafeRawBufferPointer, at now: ClockTime) -> Bool {
         guard let compound = try? RTCPCompoundPacket(parsing: bytes, reducedSize: true) else {
             heard.withLock { $0.malformedRTCP += 1 }
-            return
+            return false
         }
         let ssrc = configuration.sender.ssrc
         var keyframeRequested = false
@@ -296,6 +298,7 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
             heard.withLock { $0.keyframeRequests += 1 }
             onKeyframeRequest?()
         }
+        return true
     }
 
     /// Reception quality and round-trip time from the blocks about this stream (RFC 3550 §6.4.1).

@@ -11,6 +11,8 @@ public enum SocketError: Error, Equatable, Sendable, CustomStringConvertible {
     case unresolved(host: String, reason: String)
     /// The socket was closed before the call.
     case closed
+    /// A packet had nowhere to go: no remote address is known yet.
+    case noDestination
 
     public var description: String {
         switch self {
@@ -19,6 +21,7 @@ public enum SocketError: Error, Equatable, Sendable, CustomStringConvertible {
         case .invalidAddress(let text): return "'\(text)' is not an address: use HOST:PORT, e.g. 127.0.0.1:5004 or [::1]:5004"
         case .unresolved(let host, let reason): return "cannot resolve '\(host)': \(reason)"
         case .closed: return "socket is closed"
+        case .noDestination: return "no destination to send to yet"
         }
     }
 }

@@ -68,7 +68,8 @@ public final class RTPSenderHandle: @unchecked Sendable {
             remote: destination.address, multiplexed: destination.multiplexed,
             sender: .init(payloadType: payloadType, ssrc: destination.ssrc, rtx: rtx), impairment: destination.impairment)
         configuration.srtp = destination.srtp
-        let session = try RTPSendSession(packetizer: packetizer, configuration: configuration)
+        let transport = try UDPRTPTransport(sending: configuration)
+        let session = RTPSendSession(packetizer: packetizer, configuration: configuration, transport: transport)
         if let tracer { session.trace(with: tracer) }
         let node = RTPSenderNode(session: session)
         name = node.name
@@ -77,7 +78,7 @@ public final class RTPSenderHandle: @unchecked Sendable {
         clockRate = Packetizer.clockRate
         ssrc = destination.ssrc
         self.destination = destination
-        localAddress = session.sockets.rtp.localAddress
+        localAddress = transport.sockets.rtp.localAddress
         self.rtx = rtx
         cname = configuration.cname
         statistics = { session.statistics }
@@ -174,20 +175,17 @@ public final class RTPReceivePipeline: @unchecked Sendable {
         var jitter = JitterBuffer<Depacketizer>.Configuration(minimumDelay: options.minimumDelay,
                                                               maximumDelay: options.maximumDelay, nack: options.nack)
         jitter.rtx = stream.rtx
-        let session = try RTPReceiveSession(
-            depacketizer: depacketizer,
-            configuration: {
-                var configuration = RTPReceiveSession<Depacketizer>.Configuration(
-                    local: stream.local, multiplexed: stream.multiplexed, rtcpPort: stream.rtcpPort,
-                    payloadType: stream.payloadType, jitterBuffer: jitter)
-                configuration.srtp = stream.srtp
-                return configuration
-            }())
+        var configuration = RTPReceiveSession<Depacketizer>.Configuration(
+            local: stream.local, multiplexed: stream.multiplexed, rtcpPort: stream.rtcpPort,
+            payloadType: stream.payloadType, jitterBuffer: jitter)
+        configuration.srtp = stream.srtp
+        let transport = try UDPRTPTransport(receiving: configuration)
+        let session = RTPReceiveSession(depacketizer: depacketizer, configuration: configuration, transport: transport)
         session.tracer = options.tracer
         let receiver = RTPReceiverNode(session: session, limits: options.limits, frameRate: stream.frameRate, channels: stream.channels)
         statistics = { session.statistics }
         endReason = { receiver.endReason?.rawValue }
-        localAddress = session.sockets.rtp.localAddress
+        localAddress = transport.sockets.rtp.localAddress
         formatOf = { [graph] in graph.outputFormat(of: receiver) }
         do {
             try attachSink(graph.add(receiver), container: container, options: options, registry: registry)

@@ -27,12 +27,20 @@ final class TransportCall {
     private(set) var states: [Side: [PeerTransport.State]] = [:]
     private var inFlight: [(at: ClockTime, to: Side, transmit: ICETransmit)] = []
 
+    /// Two transports with their bases added. Signalling is `signal`'s, by default the transport values
+    /// handed over directly (with `offererFingerprint`/`answererFingerprint` in place of the real ones
+    /// when given).
     init(offererFingerprint: DTLSFingerprint? = nil, answererFingerprint: DTLSFingerprint? = nil,
-         configuration: PeerTransport.Configuration = PeerTransport.Configuration()) throws {
+         configuration: PeerTransport.Configuration = PeerTransport.Configuration(),
+         signal: ((PeerTransport, PeerTransport, ClockTime) throws -> Void)? = nil) throws {
         offerer = PeerTransport(iceRole: .controlling, certificate: try DTLSCertificate(), configuration: configuration)
         answerer = PeerTransport(iceRole: .controlled, certificate: try DTLSCertificate(), configuration: configuration)
         offerer.addLocalBases([offererBase], now: now)
         answerer.addLocalBases([answererBase], now: now)
+        if let signal {
+            try signal(offerer, answerer, now)
+            return
+        }
         // The answerer has the offer: it answers setup:active and is the DTLS client.
         try answerer.setRemote(credentials: offerer.ice.localCredentials,
                                fingerprint: offererFingerprint ?? offerer.certificate.fingerprint,

@@ -50,7 +50,8 @@ import Testing
         let compound = RTCPCompoundPacket(packets)
         var bytes = [UInt8](repeating: 0, count: compound.marshalSize)
         _ = try bytes.withUnsafeMutableBytes { try compound.write(into: $0) }
-        try bytes.withUnsafeBytes { try socket.send($0, to: session.sockets.rtp.localAddress) }
+        let address = try #require(session.sockets).rtp.localAddress
+        try bytes.withUnsafeBytes { try socket.send($0, to: address) }
     }
 
     @Test func framesGoOutWithASenderReportAndFeedbackIsAnswered() throws {
@@ -73,7 +74,8 @@ import Testing
                        .pictureLossIndication(PictureLossIndication(senderSSRC: me, mediaSSRC: Self.ssrc)),
                        .fullIntraRequest(FullIntraRequest(senderSSRC: me, entries: [.init(ssrc: Self.ssrc, sequenceNumber: 1)]))],
                       from: receiver, to: session)
-        try [UInt8](repeating: 0xFF, count: 9).withUnsafeBytes { try receiver.send($0, to: session.sockets.rtp.localAddress) }
+        let address = try #require(session.sockets).rtp.localAddress
+        try [UInt8](repeating: 0xFF, count: 9).withUnsafeBytes { try receiver.send($0, to: address) }
         let second = try Self.drain(receiver)
         #expect(second.rtp == [first.rtp[1]], "packet 101 sent again as it was")
         #expect(requests.load(ordering: .relaxed) == 1, "PLI and FIR of one compound make one keyframe request")

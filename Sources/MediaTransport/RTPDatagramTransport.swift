@@ -1,0 +1,118 @@
+import MediaCore
+import MediaRTP
+import MediaSRTP
+
+/// What an RTP session (`RTPSendSession`, `RTPReceiveSession`) needs from below: a way to send its
+/// RTP and RTCP packets, protected as the transport protects them (SRTP, RFC 3711), and a way to
+/// read what arrives, unprotected and sorted into RTP and RTCP (RFC 5761 §4 when they share a port).
+/// `UDPRTPTransport` is a UDP socket pair with optional SDES keys (`sluice send`/`receive`); a
+/// WebRTC peer's bundled transport (ICE + DTLS-SRTP on one 5-tuple, RFC 9143) is another.
+///
+/// Sending: the session writes a packet at the start of a buffer of its own with `rtpOverhead`
+/// (or `rtcpOverhead`) spare bytes after it; the transport protects it there, in place, and sends
+/// it. A transport whose overhead is 0 must not write to the buffer: the session then hands it the
+/// packet straight from its retransmission history, with no copy. The session never calls the
+/// send methods concurrently with each other (its lock serialises them), so a transport needs no
+/// lock of its own for its outgoing SRTP context.
+///
+/// Receiving is pulled: the session's own thread (the send session's RTCP thread, the thread in
+/// `RTPReceiveSession.next(until:)`) calls `receive(timeout:_:)`, which waits for datagrams and
+/// hands each one, already unprotected, to a non-escaping closure that calls the session's
+/// `receiveRTP(_:at:)` or `receiveRTCP(_:at:)`. So the packet lives in the transport's buffer for
+/// the time of the call only: no copy, no queue, no allocation per packet, and the receive
+/// session's jitter buffer stays on one thread with no lock. A transport fed by a thread of its own
+/// (a bundled socket demultiplexing to several sessions) keeps per session a small ring of buffers
+/// allocated once, which this call drains (one copy, no allocation); or, for a send session, whose
+/// `receiveRTCP(_:at:)` is safe from any thread, it may call that directly.
+///
+/// Timers stay with the session, driven by `now` from its clock: report intervals, NACK and PLI
+/// (the jitter buffer's deadlines), frame release. A transport with time-driven work of its own
+/// (an impairment holding packets back) says when with `nextDue` and does it in `sendDue(until:)`.
+public protocol RTPDatagramTransport: AnyObject, Sendable {
+    /// Spare bytes needed after an RTP packet to protect it in place (SRTP's authentication tag and
+    /// MKI, RFC 3711 §3.1); 0 when packets go as they are.
+    var rtpOverhead: Int { get }
+    /// Spare bytes needed after an RTCP compound packet (SRTCP's E flag, index and tag, RFC 3711 §3.4).
+    var rtcpOverhead: Int { get }
+    /// Whether RTCP has somewhere to go yet (a receiver over UDP learns it from the first packet).
+    var canSendRTCP: Bool { get }
+    /// What logs and errors call this transport, e.g. its local address.
+    var name: String { get }
+
+    /// Protects the RTP packet of `length` bytes at the start of `buffer` in place and sends it.
+    /// `buffer` has `rtpOverhead` bytes to spare after the packet.
+    func sendRTP(_ buffer: UnsafeMutableRawBufferPointer, length: Int, at now: ClockTime) throws
+    /// Protects the RTCP compound packet of `length` bytes at the start of `buffer` in place and sends it.
+    func sendRTCP(_ buffer: UnsafeMutableRawBufferPointer, length: Int, at now: ClockTime) throws
+
+    /// Waits up to `timeout` (nil: until one comes) for packets, then hands each one that has
+    /// arrived to `deliver` and says whether any did. `deliver` returns whether the packet belonged
+    /// to the session (parsed, of its stream): a transport that learns where to send back (symmetric
+    /// RTP, RFC 4961) learns it only from those.
+    func receive(timeout: ClockTime?, _ deliver: (RTPTransportPacket) -> Bool) throws -> Bool
+
+    /// When the transport next has work of its own to do (nil: none).
+    var nextDue: ClockTime? { get }
+    /// Does the transport's work due by `now` (sends packets an impairment held back until then).
+    func sendDue(until now: ClockTime) throws
+
+    /// SRTP on the way out (packets protected), when on; read where sends are serialised.
+    var sentProtection: SRTPStatistics? { get }
+    /// SRTP on the way in (packets checked, failures, replays), when on; read on the receiving thread.
+    var receivedProtection: SRTPStatistics? { get }
+    /// What an impairment on the way out did, when one is configured; safe from any thread.
+    var impairment: ImpairmentStatistics? { get }
+
+    /// Releases the sockets (or detaches from the shared transport). Sends fail after.
+    func close()
+}
+
+/// One datagram as a transport hands it to a session, already unprotected.
+public enum RTPTransportPacket {
+    /// An RTP packet; `truncated` when it was cut to the receive buffer's size.
+    case rtp(UnsafeRawBufferPointer, truncated: Bool)
+    /// An RTCP compound packet.
+    case rtcp(UnsafeRawBufferPointer)
+    /// A packet that failed SRTP's or SRTCP's authentication or replay check (RFC 3711 §3.3), dropped.
+    case unprotectFailed(rtcp: Bool)
+}
+
+extension RTPTransportPacket {
+    /// Checks and decrypts the datagram of `length` bytes at the start of `buffer` in place with
+    /// `inbound` when SRTP is on (RFC 3711 §3.3, §3.4), and hands it to `deliver` as RTP or RTCP, or
+    /// as `.unprotectFailed`. Returns what `deliver` did (false for a packet that failed its check).
+    public static func unprotect(_ buffer: UnsafeMutableRawBufferPointer, length: Int, rtcp: Bool, truncated: Bool = false,
+                                 with inbound: SRTPSession?, to deliver: (RTPTransportPacket) -> Bool) -> Bool {
+        var length = length
+        if let inbound {
+            do {
+                length = try rtcp ? inbound.unprotectRTCP(buffer, length: length) : inbound.unprotect(buffer, length: length)
+            } catch {
+                _ = deliver(.unprotectFailed(rtcp: rtcp))
+                return false
+            }
+        }
+        let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<length])
+        return deliver(rtcp ? .rtcp(bytes) : .rtp(bytes, truncated: truncated))
+    }
+}
+
+extension RTPDatagramTransport {
+    /// A transport with no work of its own, no SRTP and no impairment.
+    public var nextDue: ClockTime? { nil }
+    public func sendDue(until now: ClockTime) throws {}
+    public var sentProtection: SRTPStatistics? { nil }
+    public var receivedProtection: SRTPStatistics? { nil }
+    public var impairment: ImpairmentStatistics? { nil }
+
+    /// Sends `packets` as one compound RTCP packet (RFC 3550 §6.1). RTCP is a few packets a second:
+    /// the datagram is built in a fresh array.
+    public func sendRTCP(_ packets: [RTCPPacket], at now: ClockTime) throws {
+        let compound = RTCPCompoundPacket(packets)
+        var bytes = [UInt8](repeating: 0, count: compound.marshalSize + rtcpOverhead)
+        try bytes.withUnsafeMutableBytes { buffer in
+            let length = try compound.write(into: buffer)
+            try sendRTCP(buffer, length: length, at: now)
+        }
+    }
+}

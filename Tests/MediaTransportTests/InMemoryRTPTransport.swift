@@ -1,0 +1,99 @@
+import MediaCore
+import MediaRTP
+import MediaSRTP
+import Synchronization
+
+@testable import MediaTransport
+
+/// One end of an RTP link in memory, for tests: what one end sends lands in the other's inbox, RTP
+/// through an optional `NetworkImpairment` (delivered when `sendDue(until:)` reaches its time), RTCP
+/// straight, as `UDPRTPTransport` does. With `SRTPParameters` both ends protect and check packets,
+/// so the session's copy-then-protect path runs too. `receive` never waits: a test drives both
+/// sessions by hand with a `ManualClock`.
+final class InMemoryRTPTransport: RTPDatagramTransport, @unchecked Sendable {
+    let name: String
+    private weak var peer: InMemoryRTPTransport?
+    private let state: Mutex<State>
+    private let outbound: SRTPSession?
+    private let inbound: SRTPSession?
+
+    private struct State: @unchecked Sendable {
+        var inbox: [(rtcp: Bool, bytes: [UInt8])] = []
+        var impairment: NetworkImpairment<[UInt8]>?
+        var closed = false
+    }
+
+    private init(name: String, impairment: ImpairmentProfile?, srtp: SRTPParameters?) throws {
+        self.name = name
+        state = Mutex(State(impairment: impairment.map { NetworkImpairment(profile: $0) }))
+        (outbound, inbound) = try srtp?.sessions() ?? (nil, nil)
+    }
+
+    /// Two ends joined to each other; `impairment` applies to RTP from `a` to `b`.
+    static func pair(impairment: ImpairmentProfile? = nil, srtp: SRTPParameters? = nil) throws
+        -> (a: InMemoryRTPTransport, b: InMemoryRTPTransport) {
+        let a = try InMemoryRTPTransport(name: "memory-a", impairment: impairment, srtp: srtp)
+        let b = try InMemoryRTPTransport(name: "memory-b", impairment: nil, srtp: srtp)
+        a.peer = b
+        b.peer = a
+        return (a, b)
+    }
+
+    var rtpOverhead: Int { outbound?.rtpOverhead ?? 0 }
+    var rtcpOverhead: Int { outbound?.rtcpOverhead ?? 0 }
+    var canSendRTCP: Bool { true }
+    var isClosed: Bool { state.withLock { $0.closed } }
+
+    var sentProtection: SRTPStatistics? { outbound?.statistics }
+    var receivedProtection: SRTPStatistics? { inbound?.statistics }
+    var impairment: ImpairmentStatistics? { state.withLock { $0.impairment?.statistics } }
+
+    func close() { state.withLock { $0.closed = true } }
+
+    func sendRTP(_ buffer: UnsafeMutableRawBufferPointer, length: Int, at now: ClockTime) throws {
+        let length = try outbound?.protect(buffer, length: length) ?? length
+        let packet = Array(UnsafeRawBufferPointer(rebasing: buffer[0..<length]))
+        let impaired = try state.withLock { state in
+            guard !state.closed else { throw SocketError.closed }
+            guard state.impairment != nil else { return false }
+            state.impairment!.submit(packet, bytes: packet.count, at: now)
+            return true
+        }
+        if impaired { try sendDue(until: now) } else { peer?.arrive(packet, rtcp: false) }
+    }
+
+    func sendRTCP(_ buffer: UnsafeMutableRawBufferPointer, length: Int, at now: ClockTime) throws {
+        let length = try outbound?.protectRTCP(buffer, length: length) ?? length
+        guard !isClosed else { throw SocketError.closed }
+        peer?.arrive(Array(UnsafeRawBufferPointer(rebasing: buffer[0..<length])), rtcp: true)
+    }
+
+    var nextDue: ClockTime? { state.withLock { $0.impairment?.nextDelivery } }
+
+    func sendDue(until now: ClockTime) throws {
+        var due: [[UInt8]] = []
+        state.withLock { state in
+            while let packet = state.impairment?.deliverNext(until: now) { due.append(packet) }
+        }
+        for packet in due { peer?.arrive(packet, rtcp: false) }
+    }
+
+    private func arrive(_ bytes: [UInt8], rtcp: Bool) {
+        state.withLock { if !$0.closed { $0.inbox.append((rtcp, bytes)) } }
+    }
+
+    /// Hands over everything in the inbox, unprotected; never waits (the clock is the test's).
+    func receive(timeout: ClockTime?, _ deliver: (RTPTransportPacket) -> Bool) throws -> Bool {
+        let arrived = state.withLock { state in
+            defer { state.inbox.removeAll() }
+            return state.inbox
+        }
+        for (rtcp, bytes) in arrived {
+            var datagram = bytes
+            _ = datagram.withUnsafeMutableBytes { raw in
+                RTPTransportPacket.unprotect(raw, length: raw.count, rtcp: rtcp, with: inbound, to: deliver)
+            }
+        }
+        return !arrived.isEmpty
+    }
+}

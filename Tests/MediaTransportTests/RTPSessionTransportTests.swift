@@ -1,0 +1,188 @@
+import MediaCore
+import MediaRTP
+import MediaSRTP
+import Synchronization
+import Testing
+
+@testable import MediaTransport
+
+/// A send session and a receive session over an in-memory `RTPDatagramTransport` pair, driven by
+/// hand with a manual clock: the sessions' RTP/RTCP logic runs with no socket, as it will over a
+/// peer's bundled transport. Frames cross (RFC 3550), losses are repaired by NACK (RFC 4585
+/// §6.2.1) with RTX (RFC 4588), a PLI (RFC 4585 §6.3.1) reaches the sender as a keyframe request,
+/// reports flow both ways (RFC 3550 §6.4), and the BYE ends the stream (§6.6).
+@Suite struct RTPSessionTransportTests {
+    static let ssrc: UInt32 = 0x5EED_0002
+    static let rtx: (payloadType: UInt8, ssrc: UInt32) = (97, 0x5EED_0003)
+    static let frameInterval = ClockTime.milliseconds(33)
+    /// Not used: a session given its transport ignores the configuration's addresses.
+    static let unusedAddress = try! SocketAddress(parsing: "127.0.0.1:9")
+
+    /// A VP8 frame of 1400 bytes (three packets of at most 500) whose bytes tell it apart.
+    static func frame(_ index: Int, keyframe: Bool) -> EncodedFrame {
+        var bytes = (0..<1400).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ index) }
+        // VP8 payload header (RFC 6386 §9.1): the P bit, bit 0 of the first byte, is 0 on keyframes.
+        bytes[0] = keyframe ? bytes[0] & 0xFE : bytes[0] | 0x01
+        return bytes.withUnsafeBytes {
+            EncodedFrame(codec: .vp8, isKeyframe: keyframe, pts: .init(Int64(index), timebase: Rational(1, 30)),
+                         copying: $0, pool: nil)
+        }
+    }
+
+    /// Set by the sender's `onKeyframeRequest`, taken by the next frame sent.
+    final class Flag: Sendable {
+        let raised = Atomic<Bool>(false)
+    }
+
+    final class Call {
+        let clock = ManualClock(start: .seconds(10))
+        let a: InMemoryRTPTransport
+        let b: InMemoryRTPTransport
+        let sender: RTPSendSession<VP8Packetizer>
+        let receiver: RTPReceiveSession<VP8Depacketizer>
+        let keyframeRequested = Flag()
+
+        init(impairment: ImpairmentProfile?, srtp: Bool) throws {
+            (a, b) = try InMemoryRTPTransport.pair(impairment: impairment, srtp: srtp ? .random() : nil)
+            let sending = try RTPSendSession<VP8Packetizer>.Configuration(
+                remote: RTPSessionTransportTests.unusedAddress, multiplexed: true,
+                sender: .init(payloadType: 96, ssrc: RTPSessionTransportTests.ssrc, rtx: RTPSessionTransportTests.rtx),
+                reportInterval: .milliseconds(500))
+            sender = RTPSendSession(packetizer: try VP8Packetizer(maxPayloadSize: 500), configuration: sending,
+                                    transport: a, clock: clock)
+            let receiving = RTPReceiveSession<VP8Depacketizer>.Configuration(
+                local: RTPSessionTransportTests.unusedAddress, multiplexed: true, payloadType: 96,
+                jitterBuffer: .init(rtx: RTPSessionTransportTests.rtx), reportInterval: .milliseconds(500))
+            receiver = RTPReceiveSession(depacketizer: VP8Depacketizer(), configuration: receiving, transport: b, clock: clock)
+            let flag = keyframeRequested
+            sender.onKeyframeRequest = { flag.raised.store(true, ordering: .relaxed) }
+        }
+
+        /// Lets the receiver take what arrived and hand out the frames due; false once it saw the BYE.
+        func receive(into frames: inout [EncodedFrame]) throws -> Bool {
+            try receiver.receive(timeout: .zero)
+            while true {
+                switch try receiver.next(until: clock.now) {
+                case .frame(let frame): frames.append(frame)
+                case .timedOut: return true
+                case .goodbye: return false
+                }
+            }
+        }
+
+        /// Sends `count` frames, a delta frame first and a keyframe whenever the receiver asks, in
+        /// 5 ms steps with a second more for repairs, then closes the sender and drains the receiver.
+        /// Returns what was sent and what came out.
+        func run(frames count: Int) throws -> (sent: [EncodedFrame], received: [EncodedFrame], goodbye: Bool) {
+            var sent: [EncodedFrame] = [], received: [EncodedFrame] = []
+            var nextFrame = clock.now
+            let end = clock.now + .milliseconds(33 * Int64(count)) + .seconds(1)
+            while clock.now < end {
+                if sent.count < count, clock.now >= nextFrame {
+                    let keyframe = keyframeRequested.raised.exchange(false, ordering: .relaxed)
+                    let frame = RTPSessionTransportTests.frame(sent.count, keyframe: keyframe)
+                    try sender.send(frame)
+                    sent.append(frame)
+                    nextFrame = nextFrame + RTPSessionTransportTests.frameInterval
+                }
+                _ = try receive(into: &received)
+                sender.serviceTransport(timeout: .zero)
+                clock.advance(by: .milliseconds(5))
+            }
+            sender.close()
+            var goodbye = false
+            for _ in 0..<10 where !goodbye { goodbye = try !receive(into: &received) }
+            receiver.close()
+            return (sent, received, goodbye)
+        }
+    }
+
+    /// Every frame from the first keyframe on comes out whole and in order; with and without SRTP
+    /// (the session copies packets to be protected in place only when the transport has overhead).
+    @Test(arguments: [false, true])
+    func framesCrossALossyLinkAndLossesAreRepaired(srtp: Bool) throws {
+        let call = try Call(impairment: ImpairmentProfile(lossPercent: 5, delay: .milliseconds(20), seed: 7), srtp: srtp)
+        let (sent, received, goodbye) = try call.run(frames: 60)
+
+        let firstKeyframe = try #require(sent.firstIndex { $0.isKeyframe }, "the receiver's PLI brought a keyframe")
+        #expect(firstKeyframe >= 1, "the first frame was a delta frame, which the receiver cannot start with")
+        let expected = sent[firstKeyframe...].map { Array($0.bytes) }
+        #expect(received.map { Array($0.bytes) } == expected, "frames in = frames out, from the keyframe on")
+        #expect(received.first?.isKeyframe == true)
+        #expect(goodbye, "the sender's BYE reached the receiver")
+
+        let sending = call.sender.statistics, receiving = call.receiver.statistics
+        let lost = try #require(sending.impairment?.droppedByLoss)
+        #expect(lost > 0, "the impairment dropped packets")
+        #expect(receiving.nacksSent > 0 && sending.nacksReceived > 0)
+        #expect(sending.retransmissions > 0)
+        #expect((receiving.jitterBuffer?.recovered ?? 0) > 0, "lost packets recovered through RTX")
+        #expect(receiving.keyframeRequestsSent >= 1 && sending.keyframeRequests >= 1, "PLI sent and heard")
+        #expect(sending.senderReports > 0 && receiving.senderReports > 0, "sender reports flow and arrive")
+        #expect(receiving.receiverReports > 0 && sending.receiverReports > 0, "receiver reports flow and arrive")
+        #expect(sending.malformedRTCP == 0 && receiving.malformedRTCP == 0 && receiving.malformedPackets == 0)
+        #expect(call.a.isClosed && call.b.isClosed, "closing a session closes its transport")
+        if srtp {
+            #expect((sending.srtp?.protectedPackets ?? 0) > 0 && (receiving.srtp?.unprotectedPackets ?? 0) > 0)
+            #expect(sending.unprotectFailures == 0 && receiving.unprotectFailures == 0)
+        } else {
+            #expect(sending.srtp == nil && receiving.srtp == nil)
+        }
+    }
+
+    /// The entry points a transport calls: what is not RTP or RTCP is counted and refused, so that
+    /// a symmetric transport does not learn its return address from it.
+    @Test func malformedPacketsAreCountedAndRefused() throws {
+        let call = try Call(impairment: nil, srtp: false)
+        let junk: [UInt8] = [0xFF, 0xFF, 0x00]
+        junk.withUnsafeBytes { bytes in
+            #expect(!call.receiver.receiveRTP(bytes, at: call.clock.now))
+            #expect(!call.receiver.receiveRTCP(bytes, at: call.clock.now))
+            #expect(!call.sender.receiveRTCP(bytes, at: call.clock.now))
+        }
+        var frames: [EncodedFrame] = []
+        _ = try call.receive(into: &frames)
+        #expect(call.receiver.statistics.malformedPackets == 1 && call.receiver.statistics.malformedRTCP == 1)
+        #expect(call.sender.statistics.malformedRTCP == 1)
+    }
+}
+
+/// The same sessions over `UDPRTPTransport` on loopback, as `sluice send` and `sluice receive` build
+/// them: SRTP with one SDES key (RFC 4568), and the receiver learning where its feedback goes from
+/// the sender's packets (symmetric RTP, RFC 4961).
+@Suite struct UDPRTPTransportTests {
+    @Test func aReceiverOverUDPHearsTheFramesAndItsReportsReachTheSender() throws {
+        let srtp = SRTPParameters.random()
+        var receiving = RTPReceiveSession<VP8Depacketizer>.Configuration(
+            local: try SocketAddress(parsing: "127.0.0.1:0"), multiplexed: true, payloadType: 96,
+            reportInterval: .milliseconds(50))
+        receiving.srtp = srtp
+        let receiver = try RTPReceiveSession(depacketizer: VP8Depacketizer(), configuration: receiving)
+        var sending = try RTPSendSession<VP8Packetizer>.Configuration(
+            remote: try #require(receiver.sockets).rtp.localAddress, multiplexed: true,
+            sender: .init(payloadType: 96, ssrc: RTPSessionTransportTests.ssrc), reportInterval: .milliseconds(50))
+        sending.srtp = srtp
+        let sender = try RTPSendSession(packetizer: try VP8Packetizer(maxPayloadSize: 500), configuration: sending)
+        #expect(sender.transport is UDPRTPTransport && receiver.transport is UDPRTPTransport)
+        sender.start()
+
+        let sent = (0..<3).map { RTPSessionTransportTests.frame($0, keyframe: $0 == 0) }
+        for frame in sent { try sender.send(frame) }
+        var received: [EncodedFrame] = []
+        let deadline = SystemClock().now + .seconds(3)
+        while SystemClock().now < deadline, received.count < sent.count || sender.statistics.receiverReports == 0 {
+            if case .frame(let frame) = try receiver.next(until: SystemClock().now + .milliseconds(20)) { received.append(frame) }
+        }
+        #expect(received.map { Array($0.bytes) } == sent.map { Array($0.bytes) })
+        #expect(sender.statistics.receiverReports > 0, "the receiver's RTCP went back to where the RTP came from")
+        #expect((receiver.statistics.srtp?.unprotectedPackets ?? 0) >= 3 && receiver.statistics.unprotectFailures == 0)
+        #expect((sender.statistics.srtp?.protectedPackets ?? 0) >= 3)
+        sender.close()
+        var ended = false
+        while !ended, SystemClock().now < deadline + .seconds(2) {
+            if case .goodbye = try receiver.next(until: SystemClock().now + .milliseconds(20)) { ended = true }
+        }
+        #expect(ended, "the BYE came through SRTCP")
+        receiver.close()
+    }
+}
