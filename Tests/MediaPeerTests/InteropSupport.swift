@@ -78,16 +78,17 @@ struct SluiceSide {
         loop.start()
     }
 
-    /// This side's transport for a description: credentials, fingerprint (or `fingerprint`'s, to
-    /// test a wrong one) and the host candidates gathered so far.
-    func transportDescription(fingerprint: DTLSFingerprint? = nil) -> TransportDescription {
-        let (credentials, own) = loop.withTransport { core, _ in (core.ice.localCredentials, core.certificate.fingerprint) }
-        let shown = fingerprint ?? own
-        // ICECandidate.attributeValue starts with "candidate:", which SDPCandidate's value leaves out.
-        let candidates = record.localCandidates.withLock { $0 }.map { String($0.attributeValue.dropFirst("candidate:".count)) }
-        return TransportDescription(iceUfrag: credentials.ufrag, icePwd: credentials.pwd,
-                                    fingerprints: [SDPFingerprint(algorithm: shown.algorithm, bytes: shown.bytes)],
-                                    candidates: candidates, endOfCandidates: true)
+    /// This side's transport for a description (`PeerTransport.localTransportDescription`): credentials,
+    /// fingerprint (or `fingerprint`, to test a wrong one) and the host candidates gathered so far.
+    func transportDescription(setup: SDPSetup, fingerprint: DTLSFingerprint? = nil) -> TransportDescription {
+        let candidates = record.localCandidates.withLock { $0 }
+        var description = loop.withTransport { core, _ in
+            core.localTransportDescription(setup: setup, candidates: candidates, endOfCandidates: true)
+        }
+        if let fingerprint {
+            description.fingerprints = [SDPFingerprint(algorithm: fingerprint.algorithm, bytes: fingerprint.bytes)]
+        }
+        return description
     }
 
     /// The remote description's transport: credentials, its first fingerprint (or `fingerprint`),

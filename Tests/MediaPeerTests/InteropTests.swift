@@ -38,12 +38,15 @@ import Testing
         let side = try SluiceSide(iceRole: .controlled, ice: ice)
         let shown = wrongFingerprint ? try DTLSCertificate().fingerprint : nil
         let answer = try makeWebRTCAnswer(to: offer, capabilities: interopCapabilities,
-                                          transport: side.transportDescription(fingerprint: shown),
+                                          transport: side.transportDescription(setup: remote.localSetup, fingerprint: shown),
                                           options: options)
         // The answerer answers actpass with active (RFC 8842 §5.3) and is the DTLS client.
         #expect(answer.setup == .active)
         try side.setRemote(remote.transport, dtlsRole: answer.setup.isDTLSClient ? .client : .server)
-        peer.writeSDP(answer.description.serialized())
+        let answerText = answer.description.serialized()
+        // RFC 8839 §5.1: `a=candidate:<foundation> ...`, the value without a second "candidate:".
+        #expect(answerText.contains("a=candidate:") && !answerText.contains("a=candidate:candidate:"), "\(answerText)")
+        peer.writeSDP(answerText)
         let written = SystemClock().now
         guard let vp8 = negotiatedVP8(remote) else {
             side.loop.close()
@@ -102,7 +105,7 @@ import Testing
         defer { peer.kill() }
         let side = try SluiceSide(iceRole: .controlling)
         defer { side.loop.close() }
-        let offer = makeWebRTCOffer(capabilities: interopCapabilities, transport: side.transportDescription(),
+        let offer = makeWebRTCOffer(capabilities: interopCapabilities, transport: side.transportDescription(setup: .actpass),
                                     options: WebRTCOptions(media: [.video], receives: [.video]))
         peer.writeSDP(offer.serialized())
         let offered = SystemClock().now
@@ -193,7 +196,7 @@ import Testing
         var options = Self.chromiumOptions
         options.media = [.video]
         options.receives = [.video]
-        let offer = makeWebRTCOffer(capabilities: interopCapabilities, transport: side.transportDescription(), options: options)
+        let offer = makeWebRTCOffer(capabilities: interopCapabilities, transport: side.transportDescription(setup: .actpass), options: options)
         peer.writeSDP(offer.serialized())
         let answerText = try peer.readSDP(seconds: 25)
         let remote = try readRemoteDescription(try SessionDescription(parsing: answerText), type: .answer,
@@ -257,7 +260,7 @@ import Testing
         let remote = try readRemoteDescription(offer, type: .offer, capabilities: interopCapabilities)
         let side = try SluiceSide(iceRole: .controlled)
         defer { side.loop.close() }
-        let answer = try makeWebRTCAnswer(to: offer, capabilities: interopCapabilities, transport: side.transportDescription(),
+        let answer = try makeWebRTCAnswer(to: offer, capabilities: interopCapabilities, transport: side.transportDescription(setup: remote.localSetup),
                                           options: WebRTCOptions(receives: [.video]))
         try side.setRemote(remote.transport, dtlsRole: .client, fingerprint: try DTLSCertificate().fingerprint)
         peer.writeSDP(answer.description.serialized())
