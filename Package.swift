@@ -210,7 +210,10 @@ let package = Package(
         .testTarget(name: "MediaSTUNTests", dependencies: ["MediaSTUN", "TestSupport"]),
         .testTarget(name: "MediaICETests", dependencies: ["MediaICE", "MediaSTUN", "MediaTransport", "TestSupport"]),
         .testTarget(name: "MediaDTLSTests", dependencies: ["MediaDTLS", "MediaSRTP", "MediaTransport", "TestSupport"]),
-        .testTarget(name: "MediaPeerTests", dependencies: ["MediaPeer", "TestSupport"]),
+        .testTarget(
+            name: "MediaPeerTests",
+            dependencies: ["MediaPeer", "TestSupport", "MediaICE", "MediaDTLS", "MediaNegotiation", "MediaSDP", "MediaRTP",
+                           "MediaTransport", "MediaCodecs", "CodecVPX"]),
         .testTarget(
             name: "SluiceServerTests",
             dependencies: ["SluiceServer", .product(name: "HummingbirdTesting", package: "hummingbird"),

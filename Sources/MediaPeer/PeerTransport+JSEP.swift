@@ -15,7 +15,10 @@ extension PeerTransport {
         return TransportDescription(
             iceUfrag: ice.localCredentials.ufrag, icePwd: ice.localCredentials.pwd,
             fingerprints: [SDPFingerprint(algorithm: fingerprint.algorithm, bytes: fingerprint.bytes)],
-            setup: setup, candidates: candidates.map(\.attributeValue), endOfCandidates: endOfCandidates)
+            // `TransportDescription.candidates` are `a=candidate:` values (RFC 8839 §5.1), which
+            // `ICECandidate.attributeValue` prefixes with "candidate:" as RTCIceCandidate.candidate does.
+            setup: setup, candidates: candidates.map { String($0.attributeValue.dropFirst("candidate:".count)) },
+            endOfCandidates: endOfCandidates)
     }
 
     /// Takes a remote description read by `readRemoteDescription`: its ICE credentials, the
