@@ -2,12 +2,13 @@ import Glibc
 
 /// A mutex with one condition variable whose timed waits use the monotonic clock.
 ///
-/// The graph runtime's queues and clocks block on it; it is a thin owner of the pthread objects.
-final class ConditionLock: @unchecked Sendable {
+/// The graph runtime's queues and clocks block on it, and so do other modules' queues that a thread
+/// waits on (MediaPeer's packet rings); it is a thin owner of the pthread objects.
+public final class ConditionLock: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
 
-    init() {
+    public init() {
         pthread_mutex_init(mutex, nil)
         var attributes = pthread_condattr_t()
         pthread_condattr_init(&attributes)
@@ -23,24 +24,24 @@ final class ConditionLock: @unchecked Sendable {
         condition.deallocate()
     }
 
-    func withLock<T>(_ body: () throws -> T) rethrows -> T {
+    public func withLock<T>(_ body: () throws -> T) rethrows -> T {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body()
     }
 
     /// Waits for a broadcast; call with the lock held (inside `withLock`).
-    func wait() { pthread_cond_wait(condition, mutex) }
+    public func wait() { pthread_cond_wait(condition, mutex) }
 
     /// Waits for a broadcast or until the monotonic clock reaches `deadline`; call with the lock held.
-    func wait(until deadline: ClockTime) {
+    public func wait(until deadline: ClockTime) {
         var spec = timespec(tv_sec: Int(deadline.nanoseconds / 1_000_000_000),
                             tv_nsec: Int(deadline.nanoseconds % 1_000_000_000))
         _ = pthread_cond_timedwait(condition, mutex, &spec)
     }
 
     /// Wakes every waiter; call with the lock held.
-    func broadcast() { pthread_cond_broadcast(condition) }
+    public func broadcast() { pthread_cond_broadcast(condition) }
 }
 
 /// An OS thread that runs one closure; `join()` waits for it. Graph nodes get one each, because

@@ -3,8 +3,8 @@ import MediaCore
 import Synchronization
 
 /// A bounded queue of datagrams between the loop thread (one writer) and one session's thread (one
-/// reader): fixed slots of `slotSize` bytes allocated once, a mutex and a condition variable on the
-/// monotonic clock. A full ring drops the new packet and counts it; it never grows. The reader reads
+/// reader): fixed slots of `slotSize` bytes allocated once, MediaCore's `ConditionLock` (a mutex and
+/// a condition variable on the monotonic clock). A full ring drops the new packet and counts it; it never grows. The reader reads
 /// a packet in its slot, in place, with the lock released: the slot stays counted until the reader
 /// is done with it, so the writer cannot reuse it meanwhile. Readers take turns (`drain` holds a
 /// reader lock), so a second thread calling by mistake waits instead of reading a slot twice.
@@ -20,8 +20,7 @@ final class BundledPacketRing: @unchecked Sendable {
     }
 
     let slotCount: Int
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private let lock = ConditionLock()
     private let storage: UnsafeMutableRawBufferPointer
     private let lengths: UnsafeMutableBufferPointer<Int>
     private let isRTCP: UnsafeMutableBufferPointer<Bool>
@@ -38,29 +37,15 @@ final class BundledPacketRing: @unchecked Sendable {
         lengths.initialize(repeating: 0)
         isRTCP = .allocate(capacity: slotCount)
         isRTCP.initialize(repeating: false)
-        pthread_mutex_init(mutex, nil)
-        var attributes = pthread_condattr_t()
-        pthread_condattr_init(&attributes)
-        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
-        pthread_cond_init(condition, &attributes)
-        pthread_condattr_destroy(&attributes)
     }
 
     deinit {
-        pthread_cond_destroy(condition)
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-        condition.deallocate()
         storage.deallocate()
         lengths.deallocate()
         isRTCP.deallocate()
     }
 
-    private func locked<T>(_ body: () -> T) -> T {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return body()
-    }
+    private func locked<T>(_ body: () -> T) -> T { lock.withLock(body) }
 
     /// Copies `bytes` into the next free slot and wakes the reader; false, counted, when the ring is
     /// full, the packet larger than a slot, or the ring closed.
@@ -84,7 +69,7 @@ final class BundledPacketRing: @unchecked Sendable {
             isRTCP[slot] = rtcp
             count += 1
             counts.queued += 1
-            pthread_cond_broadcast(condition)
+            lock.broadcast()
             return true
         }
     }
@@ -101,11 +86,9 @@ final class BundledPacketRing: @unchecked Sendable {
             while count == 0, !closed {
                 if let deadline {
                     guard Self.monotonicNow() < deadline else { break }
-                    var spec = timespec(tv_sec: Int(deadline.nanoseconds / 1_000_000_000),
-                                        tv_nsec: Int(deadline.nanoseconds % 1_000_000_000))
-                    _ = pthread_cond_timedwait(condition, mutex, &spec)
+                    lock.wait(until: deadline)
                 } else {
-                    pthread_cond_wait(condition, mutex)
+                    lock.wait()
                 }
             }
             return closed ? nil : count
@@ -127,7 +110,7 @@ final class BundledPacketRing: @unchecked Sendable {
     func close() {
         locked {
             closed = true
-            pthread_cond_broadcast(condition)
+            lock.broadcast()
         }
     }
 
