@@ -3,6 +3,7 @@
 import MediaICE
 import MediaSTUN
 import Testing
+import TestSupport
 
 @Suite struct ICECandidateTests {
     struct Line: Sendable, CustomTestStringConvertible {
@@ -153,7 +154,7 @@ import Testing
 
     /// RFC 8445 §5.3 / RFC 8839 §5.4: ufrag ≥ 4 and pwd ≥ 22 ice-chars, fresh each time.
     @Test func randomCredentials() {
-        var generator = SeededGenerator(seed: 7)
+        var generator = SplitMix64(seed: 7)
         let first = ICECredentials.random(using: &generator)
         let second = ICECredentials.random(using: &generator)
         #expect(first.isValid && second.isValid)

@@ -3,6 +3,7 @@ import MediaCore
 import MediaICE
 import MediaSTUN
 import Testing
+import TestSupport
 
 @Suite struct ICERequestTests {
     static let local = ICECredentials(ufrag: "ufrB", pwd: "passwordOfAgentB0123456789")
@@ -244,7 +245,7 @@ import Testing
         let seeds = [Self.check(), Self.check(extra: [.iceControlling(1000), .useCandidate]),
                      ownCheck.successResponse(attributes: [.xorMappedAddress(Self.base)])
                          .serialized(integrity: .shortTerm(password: Self.remote.pwd), fingerprint: true)]
-        var random = SeededGenerator(seed: 12)
+        var random = SplitMix64(seed: 12)
         var dropped = 0
         for round in 0..<3000 {
             var bytes = seeds[round % seeds.count]

@@ -4,19 +4,7 @@ import MediaCore
 import MediaICE
 import MediaSTUN
 import Testing
-
-/// SplitMix64: a seeded generator so that loss and jitter repeat from run to run.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+import TestSupport
 
 /// A NAT with endpoint-independent mapping and filtering (RFC 4787): every private address gets one public
 /// port on `publicIP`, whatever the destination.
@@ -64,7 +52,7 @@ struct InMemoryNetwork {
     var delay: ClockTime = .milliseconds(10)
     var jitter: ClockTime = .zero
     var loss = 0.0
-    var random = SeededGenerator(seed: 1)
+    var random = SplitMix64(seed: 1)
     var delivered = 0
     var lost = 0
     /// An in-memory TURN server: datagrams to its address go to it, datagrams to its relayed addresses go
@@ -76,7 +64,7 @@ struct InMemoryNetwork {
     private var inFlight: [(at: ClockTime, order: Int, from: TransportAddress, to: TransportAddress, bytes: [UInt8])] = []
     private var sequence = 0
 
-    init(seed: UInt64 = 1) { random = SeededGenerator(seed: seed) }
+    init(seed: UInt64 = 1) { random = SplitMix64(seed: seed) }
 
     /// Adds an agent with its bases (added to the agent at once) and returns its index.
     @discardableResult
