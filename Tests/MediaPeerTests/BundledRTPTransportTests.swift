@@ -217,18 +217,7 @@ private final class ConnectedPair: Sendable {
 
     /// Exchanges credentials and fingerprints, starts both loops and waits up to 10 s for both to connect.
     func connect() throws -> Bool {
-        let (offererCredentials, offererFingerprint) = offerer.withTransport { core, _ in
-            (core.ice.localCredentials, core.certificate.fingerprint)
-        }
-        let (answererCredentials, answererFingerprint) = answerer.withTransport { core, _ in
-            (core.ice.localCredentials, core.certificate.fingerprint)
-        }
-        try answerer.withTransport { core, now in
-            try core.setRemote(credentials: offererCredentials, fingerprint: offererFingerprint, dtlsRole: .client, now: now)
-        }
-        try offerer.withTransport { core, now in
-            try core.setRemote(credentials: answererCredentials, fingerprint: answererFingerprint, dtlsRole: .server, now: now)
-        }
+        try exchangeTransportDescriptions(offerer: offerer, answerer: answerer)
         offerer.start()
         answerer.start()
         let end = SystemClock().now + .seconds(10)

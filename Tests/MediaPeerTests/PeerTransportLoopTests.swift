@@ -65,18 +65,7 @@ private final class Peer: Sendable {
             offerer.close()
             answerer.close()
         }
-        let (offererCredentials, offererFingerprint) = offerer.withTransport { core, _ in
-            (core.ice.localCredentials, core.certificate.fingerprint)
-        }
-        let (answererCredentials, answererFingerprint) = answerer.withTransport { core, _ in
-            (core.ice.localCredentials, core.certificate.fingerprint)
-        }
-        try answerer.withTransport { core, now in
-            try core.setRemote(credentials: offererCredentials, fingerprint: offererFingerprint, dtlsRole: .client, now: now)
-        }
-        try offerer.withTransport { core, now in
-            try core.setRemote(credentials: answererCredentials, fingerprint: answererFingerprint, dtlsRole: .server, now: now)
-        }
+        try exchangeTransportDescriptions(offerer: offerer, answerer: answerer)
         let started = SystemClock().now
         offerer.start()
         answerer.start()

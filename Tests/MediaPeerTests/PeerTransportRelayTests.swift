@@ -54,18 +54,7 @@ struct PeerTransportRelayTests {
         let offerer = try Side(role: .controlling, turn: turn), answerer = try Side(role: .controlled, turn: turn)
         offerer.seen.other.withLock { $0 = answerer.loop }
         answerer.seen.other.withLock { $0 = offerer.loop }
-        let (offererCredentials, offererFingerprint) = offerer.loop.withTransport { core, _ in
-            (core.ice.localCredentials, core.certificate.fingerprint)
-        }
-        let (answererCredentials, answererFingerprint) = answerer.loop.withTransport { core, _ in
-            (core.ice.localCredentials, core.certificate.fingerprint)
-        }
-        try answerer.loop.withTransport { core, now in
-            try core.setRemote(credentials: offererCredentials, fingerprint: offererFingerprint, dtlsRole: .client, now: now)
-        }
-        try offerer.loop.withTransport { core, now in
-            try core.setRemote(credentials: answererCredentials, fingerprint: answererFingerprint, dtlsRole: .server, now: now)
-        }
+        try exchangeTransportDescriptions(offerer: offerer.loop, answerer: answerer.loop)
         offerer.loop.start()
         answerer.loop.start()
         return (offerer, answerer)
