@@ -150,7 +150,7 @@ let package = Package(
         .target(
             name: "MediaPeer",
             dependencies: ["MediaCore", "MediaSTUN", "MediaICE", "MediaDTLS", "MediaSRTP", "MediaRTP", "MediaSDP",
-                           "MediaNegotiation", "MediaTransport",
+                           "MediaNegotiation", "MediaTransport", "MediaCodecs", "MediaNodes",
                            .product(name: "DequeModule", package: "swift-collections")]),
         // `sluice serve`'s HTTP layer: WHEP (draft-ietf-wish-whep) and WHIP (RFC 9725) endpoints on Hummingbird 2, with
         // the sessions answered by a handler protocol that the peer connection implements.
@@ -213,7 +213,7 @@ let package = Package(
         .testTarget(
             name: "MediaPeerTests",
             dependencies: ["MediaPeer", "TestSupport", "MediaICE", "MediaDTLS", "MediaNegotiation", "MediaSDP", "MediaRTP",
-                           "MediaTransport", "MediaCodecs", "CodecVPX"]),
+                           "MediaTransport", "MediaCodecs", "CodecVPX", "Sluice"]),
         .testTarget(
             name: "SluiceServerTests",
             dependencies: ["SluiceServer", .product(name: "HummingbirdTesting", package: "hummingbird"),

@@ -102,6 +102,12 @@ public struct MediaNegotiationResult: Sendable, Hashable {
     public var type: String
     public var outcome: Outcome
 
+    public init(mid: String?, type: String, outcome: Outcome) {
+        self.mid = mid
+        self.type = type
+        self.outcome = outcome
+    }
+
     public enum Outcome: Sendable, Hashable {
         /// The codecs in the offer's order, and the answer's direction.
         case accepted(codecs: [NegotiatedCodec], direction: SDPDirection)
@@ -242,8 +248,9 @@ func answerDirection(offered: SDPDirection, local: SDPDirection) -> SDPDirection
 }
 
 extension SDPDirection {
-    var sends: Bool { self == .sendrecv || self == .sendonly }
-    var receives: Bool { self == .sendrecv || self == .recvonly }
+    /// Whether the side with this direction sends (RFC 3264 §5.1).
+    public var sends: Bool { self == .sendrecv || self == .sendonly }
+    public var receives: Bool { self == .sendrecv || self == .recvonly }
 
     /// This direction without sending unless `sends`, without receiving unless `receives`.
     func restricted(sends: Bool, receives: Bool) -> SDPDirection {

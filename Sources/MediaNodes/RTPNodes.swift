@@ -5,12 +5,17 @@ import MediaTransport
 
 /// Sends encoded frames as one RTP stream: the graph adapter around an `RTPSendSession`. Keyframe
 /// requests from the receiver (PLI, FIR) travel upstream as `.keyframeRequest`, to the encoder.
+/// The graph's end closes the session (its BYE) unless `ownsSession` is false: then the session
+/// outlives the graph, and a new graph can go on with the same stream (a peer connection's
+/// `replaceTrack`).
 public final class RTPSenderNode<Packetizer: RTPPacketizer>: MediaSink {
     public let name: String
     public let session: RTPSendSession<Packetizer>
+    public let ownsSession: Bool
 
-    public init(session: RTPSendSession<Packetizer>, name: String = "rtp-sender") {
+    public init(session: RTPSendSession<Packetizer>, ownsSession: Bool = true, name: String = "rtp-sender") {
         self.session = session
+        self.ownsSession = ownsSession
         self.name = name
     }
 
@@ -27,9 +32,9 @@ public final class RTPSenderNode<Packetizer: RTPPacketizer>: MediaSink {
     public func consume(_ frame: EncodedFrame) throws { try session.send(frame) }
 
     /// End of stream: the session says BYE.
-    public func finish() throws { session.close() }
+    public func finish() throws { if ownsSession { session.close() } }
 
-    public func close() { session.close() }
+    public func close() { if ownsSession { session.close() } }
 }
 
 /// When to stop receiving, besides the sender's BYE.

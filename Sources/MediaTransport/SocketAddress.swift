@@ -46,6 +46,18 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
         length = first.pointee.ai_addrlen
     }
 
+    /// 0.0.0.0:0, the IPv4 wildcard: "any address, any port" where an address is needed but not used
+    /// (a session over a transport that knows its own addresses).
+    public static let unspecified: SocketAddress = {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        var storage = sockaddr_storage()
+        withUnsafeMutableBytes(of: &storage) { target in
+            withUnsafeBytes(of: &address) { target.copyMemory(from: $0) }
+        }
+        return SocketAddress(storage: storage, length: socklen_t(MemoryLayout<sockaddr_in>.size))
+    }()
+
     /// The address the kernel filled in (`recvfrom`, `getsockname`).
     init(storage: sockaddr_storage, length: socklen_t) {
         self.storage = storage

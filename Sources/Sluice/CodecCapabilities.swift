@@ -1,6 +1,7 @@
 import MediaCodecs
 import MediaCore
 import MediaNegotiation
+import MediaPeer
 
 extension CodecRegistry {
     /// What the registry's codecs offer and accept over RTP, in registry order (the preference
@@ -34,5 +35,13 @@ extension CodecRegistry {
         default:
             return []
         }
+    }
+}
+
+extension PeerConnectionFactory {
+    /// A factory with the built-in codecs (`CodecRegistry.builtIn`), `preferredCodecs` offered first.
+    public convenience init(preferredCodecs: [CodecName] = []) {
+        let registry = CodecRegistry.builtIn
+        self.init(registry: registry, capabilities: registry.capabilities, preferredCodecs: preferredCodecs)
     }
 }

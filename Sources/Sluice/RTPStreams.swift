@@ -30,16 +30,10 @@ public struct RTPDestination: Sendable {
     /// The payload type used for `codec`.
     public func payloadType(for codec: CodecName) -> UInt8 { payloadType ?? (codec == .opus ? 111 : 96) }
 
-    /// A sender node for `codec` with its session's sockets bound.
+    /// A sender for `codec` with its session's sockets bound.
     func makeSender(codec: CodecName, tracer: FrameTracer? = nil) throws -> RTPSenderHandle {
-        switch codec {
-        case .vp8: return try RTPSenderHandle(VP8Packetizer(maxPayloadSize: maxPayloadSize), destination: self, tracer: tracer)
-        case .h264:
-            return try RTPSenderHandle(H264Packetizer(mode: h264PacketizationMode, maxPayloadSize: maxPayloadSize),
-                                       destination: self, tracer: tracer)
-        case .opus: return try RTPSenderHandle(OpusPacketizer(maxPayloadSize: maxPayloadSize), destination: self, tracer: tracer)
-        default: throw TranscodeError.incompatible("Sluice has no RTP payload format for \(codec)")
-        }
+        guard RTPPayloadFormats.codecs.contains(codec) else { throw TranscodeError.incompatible(RTPStreamError.noPayloadFormat(codec).description) }
+        return try RTPSenderHandle(destination: self, codec: codec, tracer: tracer)
     }
 }
 
@@ -61,28 +55,27 @@ public final class RTPSenderHandle: @unchecked Sendable {
     public let statistics: @Sendable () -> RTPSendStatistics
     private let attach: (Graph, Port<EncodedFrame>) -> Void
 
-    init<Packetizer: RTPPacketizer>(_ packetizer: Packetizer, destination: RTPDestination, tracer: FrameTracer?) throws {
-        let payloadType = destination.payloadType(for: Packetizer.codec)
+    init(destination: RTPDestination, codec: CodecName, tracer: FrameTracer?) throws {
+        let payloadType = destination.payloadType(for: codec)
         let rtx = destination.rtxPayloadType.map { (payloadType: $0, ssrc: destination.rtxSSRC) }
-        var configuration = try RTPSendSession<Packetizer>.Configuration(
-            remote: destination.address, multiplexed: destination.multiplexed,
-            sender: .init(payloadType: payloadType, ssrc: destination.ssrc, rtx: rtx), impairment: destination.impairment)
-        configuration.srtp = destination.srtp
-        let transport = try UDPRTPTransport(sending: configuration)
-        let session = RTPSendSession(packetizer: packetizer, configuration: configuration, transport: transport)
-        if let tracer { session.trace(with: tracer) }
-        let node = RTPSenderNode(session: session)
-        name = node.name
-        codec = Packetizer.codec
+        let stream = try RTPSendStream(
+            RTPSendStream.Settings(codec: codec, payloadType: payloadType, ssrc: destination.ssrc, rtx: rtx,
+                                   maxPayloadSize: destination.maxPayloadSize,
+                                   h264PacketizationMode: destination.h264PacketizationMode, remote: destination.address,
+                                   multiplexed: destination.multiplexed, impairment: destination.impairment,
+                                   srtp: destination.srtp),
+            tracer: tracer)
+        name = stream.name
+        self.codec = codec
         self.payloadType = payloadType
-        clockRate = Packetizer.clockRate
+        clockRate = stream.clockRate
         ssrc = destination.ssrc
         self.destination = destination
-        localAddress = transport.sockets.rtp.localAddress
+        localAddress = (stream.transport as? UDPRTPTransport)?.sockets.rtp.localAddress ?? destination.address
         self.rtx = rtx
-        cname = configuration.cname
-        statistics = { session.statistics }
-        attach = { graph, port in graph.add(node, input: port) }
+        cname = stream.settings.cname
+        statistics = { stream.statistics }
+        attach = { graph, port in stream.add(to: graph, input: port) }
     }
 
     func add(to graph: Graph, input: Port<EncodedFrame>) { attach(graph, input) }
@@ -162,35 +155,25 @@ public final class RTPReceivePipeline: @unchecked Sendable {
         guard container.isVideo == (stream.codec != .opus) else {
             throw TranscodeError.incompatible("\(output): a .\(container.rawValue) file cannot hold the \(stream.codec) stream")
         }
-        switch stream.codec {
-        case .vp8: try attach(VP8Depacketizer(), to: container, options: options, registry: registry)
-        case .h264: try attach(H264Depacketizer(), to: container, options: options, registry: registry)
-        case .opus: try attach(OpusDepacketizer(), to: container, options: options, registry: registry)
-        default: throw TranscodeError.incompatible("Sluice has no RTP payload format for \(stream.codec)")
+        guard RTPPayloadFormats.codecs.contains(stream.codec) else {
+            throw TranscodeError.incompatible(RTPStreamError.noPayloadFormat(stream.codec).description)
         }
-    }
-
-    private func attach<Depacketizer: RTPDepacketizer>(_ depacketizer: Depacketizer, to container: Container,
-                                                        options: ReceiveOptions, registry: CodecRegistry) throws {
-        var jitter = JitterBuffer<Depacketizer>.Configuration(minimumDelay: options.minimumDelay,
-                                                              maximumDelay: options.maximumDelay, nack: options.nack)
-        jitter.rtx = stream.rtx
-        var configuration = RTPReceiveSession<Depacketizer>.Configuration(
-            local: stream.local, multiplexed: stream.multiplexed, rtcpPort: stream.rtcpPort,
-            payloadType: stream.payloadType, jitterBuffer: jitter)
-        configuration.srtp = stream.srtp
-        let transport = try UDPRTPTransport(receiving: configuration)
-        let session = RTPReceiveSession(depacketizer: depacketizer, configuration: configuration, transport: transport)
-        session.tracer = options.tracer
-        let receiver = RTPReceiverNode(session: session, limits: options.limits, frameRate: stream.frameRate, channels: stream.channels)
-        statistics = { session.statistics }
-        endReason = { receiver.endReason?.rawValue }
-        localAddress = transport.sockets.rtp.localAddress
-        formatOf = { [graph] in graph.outputFormat(of: receiver) }
+        let receiving = try RTPReceiveStream(
+            RTPReceiveStream.Settings(codec: stream.codec, payloadType: stream.payloadType, rtx: stream.rtx, local: stream.local,
+                                      multiplexed: stream.multiplexed, rtcpPort: stream.rtcpPort, srtp: stream.srtp,
+                                      frameRate: stream.frameRate, channels: stream.channels,
+                                      minimumDelay: options.minimumDelay, maximumDelay: options.maximumDelay,
+                                      nack: options.nack, limits: options.limits),
+            tracer: options.tracer)
+        statistics = { receiving.statistics }
+        endReason = { receiving.endReason }
+        localAddress = (receiving.transport as? UDPRTPTransport)?.sockets.rtp.localAddress ?? stream.local
+        let frames = receiving.add(to: graph)
+        formatOf = { [graph] in receiving.receiverNode.flatMap { graph.outputFormat(of: $0) } }
         do {
-            try attachSink(graph.add(receiver), container: container, options: options, registry: registry)
+            try attachSink(frames, container: container, options: options, registry: registry)
         } catch {
-            session.close()
+            receiving.close()
             throw error
         }
     }

@@ -1,5 +1,5 @@
 import MediaCore
-import MediaNodes
+import MediaRTP
 import MediaTransport
 
 /// A sending pipeline's stream as W3C webrtc-stats `RTCOutboundRtpStreamStats` names it, from the
@@ -75,7 +75,7 @@ public struct InboundRTPStreamStatistics: Sendable {
     /// Everything the RTP session counts.
     public var session: RTPReceiveStatistics
 
-    init(session: RTPReceiveStatistics, decoder: DecoderStatistics?, latencies: FrameLatencies?) {
+    public init(session: RTPReceiveStatistics, decoder: DecoderStatistics?, latencies: FrameLatencies?) {
         let jitterBuffer = session.jitterBuffer ?? JitterBufferStatistics()
         ssrc = session.ssrc
         packetsReceived = session.packetsReceived
@@ -103,7 +103,7 @@ public struct InboundRTPStreamStatistics: Sendable {
 }
 
 extension OutboundRTPStreamStatistics {
-    init(ssrc: UInt32, session: RTPSendStatistics, encoder: EncoderStatistics?, latencies: FrameLatencies?) {
+    public init(ssrc: UInt32, session: RTPSendStatistics, encoder: EncoderStatistics?, latencies: FrameLatencies?) {
         self.ssrc = ssrc
         packetsSent = session.packetsSent + session.retransmissions
         bytesSent = session.payloadBytesSent

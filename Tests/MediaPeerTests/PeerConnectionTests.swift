@@ -1,0 +1,216 @@
+import Foundation
+import MediaCore
+import MediaNegotiation
+import MediaPeer
+import Sluice
+import Synchronization
+import Testing
+import TestSupport
+
+/// A sink that keeps what a remote track delivers, readable from the test's thread while the
+/// pipeline runs: every item counted, the first `keeping` kept, and each picture's mean luma.
+final class TrackCollector<Item: MediaPayload>: MediaSink, @unchecked Sendable {
+    let name = "track-collector"
+    private let keeping: Int
+    private let state = Mutex<(count: Int, kept: [Item], lumas: [Double])>((0, [], []))
+
+    init(keeping: Int = 0) { self.keeping = keeping }
+
+    var inputCaps: Caps { Item.self == VideoFrame.self ? Caps.anyVideo : Caps.anyAudio }
+    func start(input: MediaFormat, context: NodeContext) throws {}
+    func consume(_ item: Item) throws {
+        let luma = (item as? VideoFrame).map(Self.meanLuma)
+        state.withLock { state in
+            state.count += 1
+            if state.kept.count < keeping { state.kept.append(item) }
+            if let luma { state.lumas.append(luma) }
+        }
+    }
+    func finish() throws {}
+
+    var count: Int { state.withLock { $0.count } }
+    var kept: [Item] { state.withLock { $0.kept } }
+    var lumas: [Double] { state.withLock { $0.lumas } }
+
+    static func meanLuma(_ picture: VideoFrame) -> Double {
+        var sum = 0
+        for row in 0..<picture.height { for value in picture.row(row, ofPlane: 0).prefix(picture.width) { sum += Int(value) } }
+        return Double(sum) / Double(picture.width * picture.height)
+    }
+}
+
+/// Polls `condition` every 10 ms for up to `seconds`.
+func eventually(seconds: Double, _ condition: () -> Bool) -> Bool {
+    let end = Date().addingTimeInterval(seconds)
+    while Date() < end {
+        if condition() { return true }
+        usleep(10_000)
+    }
+    return condition()
+}
+
+/// The mean luma PSNR of `received` against `source` played in a loop: the first picture is matched
+/// against every source picture, the next ones against the following source pictures.
+func loopedPSNR(_ received: [VideoFrame], source: [VideoFrame]) -> Double {
+    guard let first = received.first, !source.isEmpty else { return 0 }
+    let start = source.indices.max { PictureQuality.psnr(first, source[$0]) < PictureQuality.psnr(first, source[$1]) }!
+    let values = received.enumerated().map { PictureQuality.psnr($0.element, source[(start + $0.offset) % source.count]) }
+    return values.reduce(0, +) / Double(values.count)
+}
+
+@Suite(.serialized)
+struct PeerConnectionTests {
+    /// Two peer connections on 127.0.0.1 only.
+    static func pair() throws -> (offerer: PeerConnection, answerer: PeerConnection) {
+        let factory = PeerConnectionFactory()
+        let configuration = PeerConnection.Configuration(localAddresses: ["127.0.0.1:0"], includeLoopback: true)
+        return (try factory.makePeerConnection(configuration), try factory.makePeerConnection(configuration))
+    }
+
+    static func connect(_ offerer: PeerConnection, _ answerer: PeerConnection) throws {
+        let offer = try offerer.createOffer()
+        try answerer.setRemoteDescription(offer, type: .offer)
+        let answer = try answerer.createAnswer()
+        try offerer.setRemoteDescription(answer, type: .answer)
+    }
+
+    /// A Y4M and a WAV made by ffmpeg in `folder`: `frames` pictures of the sample at 320x240, and a
+    /// 440 Hz tone.
+    static func media(in folder: URL, frames: Int = 50) throws -> (video: String, audio: String) {
+        let video = folder.appendingPathComponent("clip.y4m").path, audio = folder.appendingPathComponent("tone.wav").path
+        _ = try TestSupport.ffmpeg(["-i", TestSupport.sampleIVF, "-vf", "scale=320:240", "-frames:v", "\(frames)",
+                                    "-pix_fmt", "yuv420p", video])
+        _ = try TestSupport.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=2", "-ac", "2", audio])
+        return (video, audio)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aCallCarriesVideoAndAudioBothDecoded() throws {
+        try TestSupport.withTemporaryDirectory { folder in
+            let (videoPath, audioPath) = try Self.media(in: folder)
+            let (a, b) = try Self.pair()
+            defer { a.close(); b.close() }
+            let video = try LocalTrack.y4mFile(videoPath), audio = try LocalTrack.wavFile(audioPath)
+            let videoSender = try a.addTrack(video)
+            try a.addTrack(audio)
+            try Self.connect(a, b)
+            let tracks = b.remoteTracks
+            #expect(Set(tracks.map(\.kind)) == [.audio, .video])
+            let pictures = TrackCollector<VideoFrame>(keeping: 40), samples = TrackCollector<AudioFrame>()
+            for track in tracks {
+                switch track.kind {
+                case .video: try track.start(.video { graph, port in graph.add(pictures, input: port) })
+                case .audio: try track.start(.audio { graph, port in graph.add(samples, input: port) })
+                }
+            }
+            #expect(eventually(seconds: 10) { a.connectionState == .connected && b.connectionState == .connected })
+            #expect(eventually(seconds: 15) { pictures.count >= 40 && samples.count >= 50 },
+                    "pictures \(pictures.count), audio frames \(samples.count)")
+            #expect(tracks.first { $0.kind == .video }?.ssrc == videoSender.ssrc)
+            let source = try Samples.unpackAll(try Data(contentsOf: URL(fileURLWithPath: videoPath)).dropY4MHeaders(frames: 50),
+                                               count: 50, width: 320, height: 240, pool: BufferPool(name: "source"))
+            let psnr = loopedPSNR(pictures.kept, source: source)
+            print("peer connection: \(pictures.count) pictures, \(samples.count) audio frames, PSNR \(psnr) dB")
+            #expect(psnr > 30, "PSNR \(psnr) dB")
+
+            let stats = b.stats(), sent = a.stats()
+            #expect(stats.selectedPair?.hasPrefix("host 127.0.0.1") == true, "\(String(describing: stats.selectedPair))")
+            #expect(stats.inbound.count == 2 && stats.inbound.allSatisfy { $0.packetsReceived > 0 })
+            #expect(sent.outbound.count == 2 && sent.outbound.allSatisfy { $0.packetsSent > 0 })
+            #expect(stats.inbound.first { $0.ssrc == videoSender.ssrc }.map { $0.framesDecoded > 0 } == true)
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func mutingSendsBlackAndReplaceTrackSwitchesSourceOnTheSameStream() throws {
+        try TestSupport.withTemporaryDirectory { folder in
+            let (videoPath, _) = try Self.media(in: folder)
+            let white = folder.appendingPathComponent("white.y4m").path
+            _ = try TestSupport.ffmpeg(["-f", "lavfi", "-i", "color=c=white:s=320x240:r=25:d=1", "-pix_fmt", "yuv420p", white])
+            let (a, b) = try Self.pair()
+            defer { a.close(); b.close() }
+            let camera = try LocalTrack.y4mFile(videoPath)
+            let sender = try a.addTrack(camera)
+            try Self.connect(a, b)
+            let pictures = TrackCollector<VideoFrame>()
+            let track = try #require(b.remoteTracks.first)
+            try track.start(.video { graph, port in graph.add(pictures, input: port) })
+            #expect(eventually(seconds: 10) { pictures.count >= 10 }, "\(pictures.count) pictures")
+            #expect(pictures.lumas.suffix(5).allSatisfy { $0 > 30 }, "\(pictures.lumas.suffix(5))")
+
+            camera.isEnabled = false
+            let muted = pictures.count
+            #expect(eventually(seconds: 5) { pictures.lumas.dropFirst(muted).contains { $0 < 17 } },
+                    "lumas after muting \(pictures.lumas.dropFirst(muted).prefix(20))")
+            camera.isEnabled = true
+            let unmuted = pictures.count
+            #expect(eventually(seconds: 5) { pictures.lumas.dropFirst(unmuted).contains { $0 > 30 } })
+
+            try sender.replaceTrack(try LocalTrack.y4mFile(white))
+            let replaced = pictures.count
+            #expect(eventually(seconds: 5) { pictures.lumas.dropFirst(replaced).contains { $0 > 230 } },
+                    "lumas after replaceTrack \(pictures.lumas.dropFirst(replaced).prefix(20))")
+            let inbound = b.stats().inbound
+            #expect(inbound.count == 1 && inbound.first?.ssrc == sender.ssrc)
+            #expect(track.pipelineResult == nil, "the receiving pipeline ended: \(String(describing: track.pipelineResult))")
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func closeEndsTheRemoteTrackAndIsIdempotent() throws {
+        try TestSupport.withTemporaryDirectory { folder in
+            let (videoPath, _) = try Self.media(in: folder, frames: 10)
+            let (a, b) = try Self.pair()
+            defer { b.close() }
+            try a.addTrack(try LocalTrack.y4mFile(videoPath))
+            try Self.connect(a, b)
+            let pictures = TrackCollector<VideoFrame>()
+            let track = try #require(b.remoteTracks.first)
+            try track.start(.video { graph, port in graph.add(pictures, input: port) })
+            #expect(eventually(seconds: 10) { pictures.count >= 5 })
+            a.close()
+            a.close()
+            #expect(a.connectionState == .closed)
+            // The sender's BYE ends the remote track's pipeline.
+            #expect(eventually(seconds: 5) { track.pipelineResult != nil })
+            #expect(throws: PeerConnectionError.closed) { try a.addTrack(try LocalTrack.y4mFile(videoPath)) }
+        }
+    }
+
+    @Test
+    func signallingOutOfOrderIsRefusedByName() throws {
+        let (a, b) = try Self.pair()
+        defer { a.close(); b.close() }
+        #expect(throws: PeerConnectionError.invalidState("no offer to answer")) { try a.createAnswer() }
+        let offer = try a.createOffer()
+        #expect(throws: PeerConnectionError.self) { try b.setRemoteDescription(offer, type: .answer) }
+        #expect {
+            try b.setRemoteDescription("v=0\r\nbogus", type: .offer)
+        } throws: { error in
+            if case PeerConnectionError.malformedDescription = error { return true }
+            return false
+        }
+        #expect(throws: PeerConnectionError.iceServer("turns:example.org", "TLS is not supported; use stun: or turn: over UDP")) {
+            _ = try PeerConnectionFactory().makePeerConnection(.init(iceServers: [ICEServer(url: "turns:example.org")]))
+        }
+    }
+}
+
+extension Data {
+    /// The raw I420 pictures of a Y4M file: its header and each FRAME line removed.
+    func dropY4MHeaders(frames: Int) -> Data {
+        var out = Data()
+        guard let headerEnd = firstIndex(of: 0x0A) else { return out }
+        var index = headerEnd + 1
+        let header = String(decoding: self[startIndex..<headerEnd], as: UTF8.self)
+        let width = header.split(separator: " ").first { $0.hasPrefix("W") }.flatMap { Int($0.dropFirst()) } ?? 0
+        let height = header.split(separator: " ").first { $0.hasPrefix("H") }.flatMap { Int($0.dropFirst()) } ?? 0
+        let size = width * height * 3 / 2
+        for _ in 0..<frames {
+            guard let lineEnd = self[index...].firstIndex(of: 0x0A), lineEnd + 1 + size <= endIndex else { break }
+            out.append(self[(lineEnd + 1)..<(lineEnd + 1 + size)])
+            index = lineEnd + 1 + size
+        }
+        return out
+    }
+}
