@@ -19,9 +19,9 @@ import Testing
     static let loopbackOnly = ProcessInfo.processInfo.environment["SLUICE_LOOPBACK_ONLY"] == "1"
 
     /// A peer's JSON result: whether its connection state reached "connected".
-    private static func reachedConnected(_ result: [String: Any]?) -> Bool { result?["reached_connected"] as? Bool == true }
+    static func reachedConnected(_ result: [String: Any]?) -> Bool { result?["reached_connected"] as? Bool == true }
 
-    private static func describe(_ result: [String: Any]?) -> String {
+    static func describe(_ result: [String: Any]?) -> String {
         guard let result, let data = try? JSONSerialization.data(withJSONObject: result, options: [.sortedKeys]) else { return "no JSON" }
         return String(decoding: data, as: UTF8.self)
     }

@@ -1,0 +1,140 @@
+/// Calls between Sluice's `PeerConnection` and real peers (aiortc, headless Chromium) over
+/// 127.0.0.1 with media both ways: Sluice sends a Y4M file (ffmpeg's testsrc2) and a tone, the peer
+/// sends its own; what the peer recorded is compared with the source by PSNR (tools/peers/psnr.py),
+/// what Sluice received is decoded and counted. Bounded like the other interop calls.
+import Foundation
+import MediaCore
+import MediaPeer
+import Sluice
+import Testing
+import TestSupport
+
+extension InteropTests {
+    /// A 640x480 30 fps testsrc2 clip (2 s) and a 48 kHz stereo tone, made by ffmpeg in `folder`.
+    static func peerMedia(in folder: URL) throws -> (video: String, audio: String) {
+        let video = folder.appendingPathComponent("testsrc2.y4m").path, audio = folder.appendingPathComponent("tone.wav").path
+        _ = try TestSupport.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=640x480:rate=30:duration=2", "-pix_fmt", "yuv420p", video])
+        _ = try TestSupport.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=2", "-ac", "2", audio])
+        return (video, audio)
+    }
+
+    /// A Sluice peer connection on 127.0.0.1 sending `media`, with collectors started on its remote tracks.
+    final class SluicePeer {
+        let connection: PeerConnection
+        let pictures = TrackCollector<VideoFrame>()
+        let samples = TrackCollector<AudioFrame>()
+
+        init(media: (video: String, audio: String), preferring codecs: [CodecName] = []) throws {
+            connection = try PeerConnectionFactory(preferredCodecs: codecs)
+                .makePeerConnection(.init(localAddresses: ["127.0.0.1:0"], includeLoopback: true))
+            try connection.addTrack(try LocalTrack.y4mFile(media.video))
+            try connection.addTrack(try LocalTrack.wavFile(media.audio))
+        }
+
+        /// Starts every remote track into the collectors.
+        func receive() throws {
+            for track in connection.remoteTracks {
+                switch track.kind {
+                case .video: try track.start(.video { [pictures] graph, port in graph.add(pictures, input: port) })
+                case .audio: try track.start(.audio { [samples] graph, port in graph.add(samples, input: port) })
+                }
+            }
+        }
+    }
+
+    /// psnr.py's JSON for `received` against `source`.
+    static func psnr(source: String, received: String) throws -> [String: Any]? {
+        let result = try TestSupport.run(PeerTools.python, [PeerTools.directory.appendingPathComponent("psnr.py").path,
+                                                            source, received], timeout: 60)
+        let line = result.stdout.split(separator: UInt8(ascii: "\n")).last.map { Data($0) } ?? Data()
+        return try JSONSerialization.jsonObject(with: line) as? [String: Any]
+    }
+
+    @Test(.enabled(if: aiortcMissing == nil, "needs tools/peers/.venv with aiortc (tools/peers/setup)"), .timeLimit(.minutes(2)))
+    func peerConnectionOffersAiortcAnswersMediaBothWays() throws {
+        try TestSupport.withTemporaryDirectory { folder in
+            let media = try Self.peerMedia(in: folder)
+            let recorded = folder.appendingPathComponent("aiortc-received.y4m").path
+            let peer = try PeerProcess(script: "aiortc_peer.py",
+                                       arguments: ["answer", "--send-video", "pattern", "--send-audio", "tone", "--codec", "vp8",
+                                                   "--record-video", recorded, "--min-frames", "30", "--timeout", "25",
+                                                   "--duration", "4", "--linger", "1"])
+            defer { peer.kill() }
+            let sluice = try SluicePeer(media: media)
+            defer { sluice.connection.close() }
+            let started = Date()
+            peer.writeSDP(try sluice.connection.createOffer())
+            try sluice.connection.setRemoteDescription(try peer.readSDP(seconds: 20), type: .answer)
+            try sluice.receive()
+            #expect(eventually(seconds: 15) { sluice.connection.connectionState == .connected },
+                    "Sluice \(sluice.connection.connectionState); aiortc:\n\(peer.stderrTail())")
+            let connected = Date().timeIntervalSince(started)
+            let result = peer.result(seconds: 30)
+            #expect(Self.reachedConnected(result) && result?["ok"] as? Bool == true, "\(Self.describe(result))")
+            let stats = sluice.connection.stats()
+            print("interop PeerConnection offers, aiortc answers: connected after \(String(format: "%.3f", connected)) s; Sluice decoded \(sluice.pictures.count) pictures and \(sluice.samples.count) audio frames; aiortc received \(String(describing: result?["received"])); Sluice sent \(stats.outbound.map { "\($0.ssrc): \($0.packetsSent) packets" })")
+            #expect(sluice.pictures.count >= 30 && sluice.samples.count >= 50,
+                    "pictures \(sluice.pictures.count), audio frames \(sluice.samples.count)")
+            let received = (result?["received"] as? [[String: Any]]) ?? []
+            #expect(received.contains { $0["kind"] as? String == "video" && ($0["frames"] as? Int ?? 0) >= 30 }, "\(received)")
+            #expect(received.contains { $0["kind"] as? String == "audio" && ($0["frames"] as? Int ?? 0) >= 50 }, "\(received)")
+            let quality = try Self.psnr(source: media.video, received: recorded)
+            print("interop PeerConnection → aiortc VP8 PSNR: \(String(describing: quality))")
+            #expect((quality?["psnr_y_mean"] as? Double ?? 0) > 30, "\(String(describing: quality))")
+        }
+    }
+
+    @Test(.enabled(if: aiortcMissing == nil, "needs tools/peers/.venv with aiortc (tools/peers/setup)"), .timeLimit(.minutes(2)))
+    func aiortcOffersH264PeerConnectionAnswersMediaBothWays() throws {
+        try TestSupport.withTemporaryDirectory { folder in
+            let media = try Self.peerMedia(in: folder)
+            let recorded = folder.appendingPathComponent("aiortc-received.y4m").path
+            let peer = try PeerProcess(script: "aiortc_peer.py",
+                                       arguments: ["offer", "--send-video", "pattern", "--send-audio", "tone", "--codec", "h264",
+                                                   "--recv", "video,audio", "--record-video", recorded, "--min-frames", "30",
+                                                   "--timeout", "25", "--duration", "4", "--linger", "1"])
+            defer { peer.kill() }
+            let sluice = try SluicePeer(media: media, preferring: [.h264])
+            defer { sluice.connection.close() }
+            try sluice.connection.setRemoteDescription(try peer.readSDP(seconds: 20), type: .offer)
+            peer.writeSDP(try sluice.connection.createAnswer())
+            try sluice.receive()
+            #expect(sluice.connection.senders.first { $0.kind == .video }?.codec?.capability.codec == .h264)
+            let result = peer.result(seconds: 30)
+            #expect(Self.reachedConnected(result) && result?["ok"] as? Bool == true, "\(Self.describe(result))")
+            print("interop aiortc offers H.264, PeerConnection answers: Sluice decoded \(sluice.pictures.count) pictures and \(sluice.samples.count) audio frames; aiortc received \(String(describing: result?["received"]))")
+            #expect(sluice.pictures.count >= 30 && sluice.samples.count >= 50,
+                    "pictures \(sluice.pictures.count), audio frames \(sluice.samples.count)")
+            let quality = try Self.psnr(source: media.video, received: recorded)
+            print("interop PeerConnection → aiortc H.264 PSNR: \(String(describing: quality))")
+            #expect((quality?["psnr_y_mean"] as? Double ?? 0) > 30, "\(String(describing: quality))")
+        }
+    }
+
+    @Test(.enabled(if: aiortcMissing == nil && chromiumMissing == nil, "needs Chromium, chromedriver and tools/peers/.venv"),
+          .enabled(if: loopbackOnly, "Chromium sends from every interface: run inside tools/peers/loopback-only (tools/peers/README.md)"),
+          .timeLimit(.minutes(2)))
+    func peerConnectionOffersChromiumAnswersMediaBothWays() throws {
+        try TestSupport.withTemporaryDirectory { folder in
+            let media = try Self.peerMedia(in: folder)
+            let peer = try PeerProcess(script: "chromium_peer.py",
+                                       arguments: ["answer", "--video", "sendrecv", "--audio", "sendrecv", "--codec", "vp8",
+                                                   "--min-frames", "20", "--timeout", "30", "--duration", "4", "--linger", "1"])
+            defer { peer.kill() }
+            let sluice = try SluicePeer(media: media)
+            defer { sluice.connection.close() }
+            peer.writeSDP(try sluice.connection.createOffer())
+            try sluice.connection.setRemoteDescription(try peer.readSDP(seconds: 25), type: .answer)
+            try sluice.receive()
+            let result = peer.result(seconds: 40)
+            #expect(Self.reachedConnected(result), "\(Self.describe(result))")
+            let inbound = (result?["inbound"] as? [[String: Any]]) ?? []
+            print("interop PeerConnection offers, Chromium answers: Chromium inbound \(inbound); Sluice decoded \(sluice.pictures.count) pictures, \(sluice.samples.count) audio frames")
+            let video = inbound.first { $0["kind"] as? String == "video" }
+            #expect((video?["frames_decoded"] as? Int ?? 0) >= 20, "\(inbound)")
+            #expect(video?["frame_width"] as? Int == 640 && video?["frame_height"] as? Int == 480, "\(inbound)")
+            #expect(inbound.contains { $0["kind"] as? String == "audio" && ($0["packets_received"] as? Int ?? 0) >= 20 }, "\(inbound)")
+            #expect(sluice.pictures.count >= 10, "Sluice decoded \(sluice.pictures.count) of Chromium's pictures")
+        }
+    }
+}
