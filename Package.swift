@@ -154,7 +154,8 @@ let package = Package(
                            .product(name: "DequeModule", package: "swift-collections")]),
         // `sluice serve`'s HTTP layer: WHEP (draft-ietf-wish-whep) and WHIP (RFC 9725) endpoints on Hummingbird 2, with
         // the sessions answered by a handler protocol that the peer connection implements.
-        .target(name: "SluiceServer", dependencies: [.product(name: "Hummingbird", package: "hummingbird"),
+        .target(name: "SluiceServer", dependencies: ["MediaPeer", "MediaNodes", "MediaCodecs", "MediaNegotiation",
+                           .product(name: "Hummingbird", package: "hummingbird"),
                            .product(name: "HTTPTypes", package: "swift-http-types"),
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),
         // Graph adapters: file sources/sinks, codec and conversion nodes.
@@ -171,7 +172,7 @@ let package = Package(
                            "DeviceV4L2", "DeviceALSA", "MediaSTUN", "MediaICE", "MediaDTLS", "MediaPeer"]),
         .executableTarget(
             name: "sluice",
-            dependencies: ["Sluice", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+            dependencies: ["Sluice", "SluiceServer", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         // Loops measured by Benchmarks/ and pipebench: the sample clip, graph harness, bare C-library loops
         // (libvpx, libx264, OpenH264, libopus, libsrtp2) and the RTP/SRTP paths compared with them.
         .target(
@@ -213,7 +214,7 @@ let package = Package(
         .testTarget(
             name: "MediaPeerTests",
             dependencies: ["MediaPeer", "TestSupport", "MediaICE", "MediaDTLS", "MediaNegotiation", "MediaSDP", "MediaRTP",
-                           "MediaTransport", "MediaCodecs", "CodecVPX", "Sluice"]),
+                           "MediaTransport", "MediaCodecs", "CodecVPX", "Sluice", "SluiceServer"]),
         .testTarget(
             name: "SluiceServerTests",
             dependencies: ["SluiceServer", .product(name: "HummingbirdTesting", package: "hummingbird"),

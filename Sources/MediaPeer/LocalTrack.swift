@@ -17,6 +17,8 @@ public final class LocalTrack: Sendable {
     public enum Source: Sendable {
         case video(@Sendable (Graph) throws -> MediaCore.Port<VideoFrame>)
         case audio(@Sendable (Graph) throws -> MediaCore.Port<AudioFrame>)
+        /// Frames encoded once for many connections; muting is the shared track's (`SharedEncoding`).
+        case encoded(SharedEncoding)
     }
 
     /// The track id, the second value of `a=msid` (RFC 8830 §2).
@@ -33,6 +35,7 @@ public final class LocalTrack: Sendable {
         switch source {
         case .video: .video
         case .audio: .audio
+        case .encoded(let shared): shared.kind
         }
     }
 
@@ -40,6 +43,11 @@ public final class LocalTrack: Sendable {
     public var isEnabled: Bool {
         get { enabled.load(ordering: .relaxed) }
         set { enabled.store(newValue, ordering: .relaxed) }
+    }
+
+    /// A viewer's track of a shared encoding.
+    public convenience init(shared: SharedEncoding, id: String = UUID().uuidString.lowercased()) {
+        self.init(id: id, .encoded(shared))
     }
 
     /// A Y4M file played in real time, from its start again each time it ends when `loop` (a

@@ -255,6 +255,8 @@ public final class PeerConnection: @unchecked Sendable {
     }
 
     public var connectionState: PeerTransport.State { state.withLock { $0.connectionState } }
+    /// Whether every local candidate is gathered (server-reflexive and relayed ones included).
+    public var isGatheringComplete: Bool { state.withLock { $0.gatheringComplete } }
     public var iceConnectionState: ICEConnectionState { state.withLock { $0.iceState } }
 
     // MARK: Statistics and close

@@ -14,11 +14,12 @@ final class PipelineThread: @unchecked Sendable {
     private let done = DispatchSemaphore(value: 0)
     private let outcome = Mutex<Result<GraphReport, any Error>?>(nil)
 
-    init(graph: Graph, name: String) {
+    /// Starts `graph` on a new thread, building it there first unless it is `built`.
+    init(graph: Graph, name: String, built: Bool = false) {
         self.graph = graph
         let thread = Thread { [self] in
             let result = Result { () throws -> GraphReport in
-                try graph.build()
+                if !built { try graph.build() }
                 return try graph.run()
             }
             outcome.withLock { $0 = result }
@@ -138,7 +139,15 @@ public final class PeerSender: @unchecked Sendable {
                 let converted = graph.add(AudioConvertNode(to: opus), input: samples)
                 stream.add(to: graph, input: graph.add(encoder, input: converted), endsWithGraph: false)
                 encoderStatistics = { encoder.statistics }
+            case .encoded(let shared):
+                guard shared.codec == codec.capability.codec else {
+                    throw PeerConnectionError.media("the shared encoding is \(shared.codec), the negotiated codec \(codec.capability.codec)")
+                }
+                stream.add(to: graph, input: graph.add(SharedEncodingSource(shared: shared)), endsWithGraph: false)
+                encoderStatistics = { shared.encoderStatistics }
             }
+        } catch let error as PeerConnectionError {
+            throw error
         } catch {
             throw .media("\(track.kind.rawValue) track \(track.id): \(error)")
         }

@@ -1,0 +1,161 @@
+import Foundation
+import MediaCodecs
+import MediaCore
+import MediaNegotiation
+import MediaNodes
+import MediaPeer
+import Synchronization
+
+/// Answers WHEP and WHIP offers with peer connections: the `WebRTCSessionHandler` of `sluice serve`.
+///
+/// - WHEP (`POST /whep/NAME`): a viewer gets the tracks of the source NAME. Each source is encoded
+///   once (`SharedEncoding`), whatever the number of viewers; each viewer's connection packetizes
+///   and protects for itself, and its PLI asks the shared encoder for a keyframe.
+/// - WHIP (`POST /whip/NAME`): what the publisher sends is recorded, as it came, into the
+///   recording directory: `NAME-<n>.ivf` (VP8), `.h264` (H.264) or `.opus` (Opus), one file per
+///   track, each valid however the session ends.
+public final class PeerSessionService: WebRTCSessionHandler, @unchecked Sendable {
+    public struct Configuration: Sendable {
+        /// Each WHEP source: its shared encodings (a video and/or an audio track).
+        public var sources: [String: [SharedEncoding]]
+        /// Where WHIP sessions are recorded; nil refuses WHIP (404).
+        public var recordDirectory: String?
+        /// ICE servers, policy, local addresses of every session.
+        public var peer: PeerConnection.Configuration
+        /// How long an answer may wait for server-reflexive and relayed candidates (no trickle in
+        /// WHIP/WHEP answers); only with ICE servers.
+        public var gatheringTimeout: Duration
+
+        public init(sources: [String: [SharedEncoding]] = [:], recordDirectory: String? = nil,
+                    peer: PeerConnection.Configuration = PeerConnection.Configuration(), gatheringTimeout: Duration = .seconds(3)) {
+            self.sources = sources
+            self.recordDirectory = recordDirectory
+            self.peer = peer
+            self.gatheringTimeout = gatheringTimeout
+        }
+    }
+
+    public let configuration: Configuration
+    /// What the sessions negotiate: a source's viewers are offered its encodings' codecs only.
+    public let registry: CodecRegistry
+    public let capabilities: [CodecCapability]
+    private let recordings = Mutex<[String: Int]>([:])
+    private let recorded = Mutex<[String]>([])
+
+    public init(configuration: Configuration, registry: CodecRegistry, capabilities: [CodecCapability]) {
+        self.configuration = configuration
+        self.registry = registry
+        self.capabilities = capabilities
+    }
+
+    /// The files WHIP sessions have recorded into so far.
+    public var recordedFiles: [String] { recorded.withLock { $0 } }
+
+    public func streamNames() async -> WebRTCStreamNames? {
+        WebRTCStreamNames(egress: configuration.sources.keys.sorted(), ingest: configuration.recordDirectory == nil ? [] : ["*"])
+    }
+
+    public func startEgress(name: String, offer: String) async throws -> any WebRTCSession {
+        guard let encodings = configuration.sources[name] else { throw WebRTCSessionError.unknownName(name) }
+        let codecs = Set(encodings.map(\.codec))
+        let factory = PeerConnectionFactory(registry: registry, capabilities: capabilities.filter { codecs.contains($0.codec) })
+        var peer = configuration.peer
+        peer.receive = []
+        let connection = try factory.makePeerConnection(peer)
+        do {
+            for encoding in encodings { try connection.addTrack(LocalTrack(shared: encoding)) }
+            let answer = try await answer(offer, on: connection)
+            guard !connection.senders.allSatisfy({ $0.codec == nil }) else {
+                throw WebRTCSessionError.unacceptableOffer("the offer takes none of \(codecs.map(\.rawValue).sorted()) for \(name)")
+            }
+            return PeerSession(connection: connection, answer: answer)
+        } catch {
+            connection.close()
+            throw error
+        }
+    }
+
+    public func startIngest(name: String, offer: String) async throws -> any WebRTCSession {
+        guard let directory = configuration.recordDirectory else { throw WebRTCSessionError.unknownName(name) }
+        guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
+            throw WebRTCSessionError.unknownName(name)
+        }
+        var peer = configuration.peer
+        peer.receive = [.audio, .video]
+        let connection = try PeerConnectionFactory(registry: registry, capabilities: capabilities).makePeerConnection(peer)
+        do {
+            let answer = try await answer(offer, on: connection)
+            let base = nextRecording(name: name, in: directory)
+            for track in connection.remoteTracks {
+                let path = base + "." + Self.fileExtension(track.codec.capability.codec)
+                try track.start(.encoded { graph, frames in try Self.addRecorder(path: path, codec: track.codec.capability.codec, graph, frames) })
+                recorded.withLock { $0.append(path) }
+            }
+            return PeerSession(connection: connection, answer: answer)
+        } catch {
+            connection.close()
+            throw error
+        }
+    }
+
+    /// Takes the offer and makes the answer, with every candidate when there are servers to ask.
+    private func answer(_ offer: String, on connection: PeerConnection) async throws -> String {
+        do {
+            try connection.setRemoteDescription(offer, type: .offer)
+            if !configuration.peer.iceServers.isEmpty {
+                let deadline = ContinuousClock.now + configuration.gatheringTimeout
+                while !connection.isGatheringComplete, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+            }
+            return try connection.createAnswer()
+        } catch PeerConnectionError.malformedDescription(let why) {
+            throw WebRTCSessionError.malformedOffer(why)
+        } catch PeerConnectionError.unacceptableDescription(let why) {
+            throw WebRTCSessionError.unacceptableOffer(why)
+        } catch PeerConnectionError.transport(let error) {
+            throw WebRTCSessionError.unacceptableOffer("\(error)")
+        }
+    }
+
+    /// `DIR/NAME-<n>` for the files of one session (an extension per track), with the first n that no
+    /// earlier session of this server or file in the directory has taken.
+    private func nextRecording(name: String, in directory: String) -> String {
+        let taken = Set(((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
+            .map { $0.split(separator: ".").first.map(String.init) ?? $0 })
+        return recordings.withLock { counters in
+            var n = counters[name, default: 0] + 1
+            while taken.contains("\(name)-\(n)") { n += 1 }
+            counters[name] = n
+            return URL(fileURLWithPath: directory).appendingPathComponent("\(name)-\(n)").path
+        }
+    }
+
+    static func fileExtension(_ codec: CodecName) -> String {
+        switch codec {
+        case .h264: "h264"
+        case .opus: "opus"
+        default: "ivf"
+        }
+    }
+
+    private static func addRecorder(path: String, codec: CodecName, _ graph: Graph, _ frames: MediaCore.Port<EncodedFrame>) throws {
+        switch codec {
+        case .h264: graph.add(AnnexBFileSink(path: path), input: frames)
+        // RTP does not carry Opus's encoder delay (RFC 7587): libopus's usual 6.5 ms is assumed.
+        case .opus: graph.add(OggOpusFileSink(path: path, preSkip: { 312 }), input: frames)
+        default: graph.add(IVFFileSink(path: path, codecs: [codec]), input: frames)
+        }
+    }
+}
+
+/// One WHEP or WHIP session: its peer connection, closed with the session.
+final class PeerSession: WebRTCSession {
+    let connection: PeerConnection
+    let answer: String
+
+    init(connection: PeerConnection, answer: String) {
+        self.connection = connection
+        self.answer = answer
+    }
+
+    func close() async { connection.close() }
+}
