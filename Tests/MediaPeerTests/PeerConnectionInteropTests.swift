@@ -138,3 +138,61 @@ extension InteropTests {
         }
     }
 }
+
+extension InteropTests {
+    /// Sluice's peer connection and the reference peer both relay-only through one coturn: media both
+    /// ways through the relay, the selected pair relay to relay.
+    func relayOnlyCall(script: String, arguments extra: [String]) throws {
+        try CoturnServer.with { server in
+            try TestSupport.withTemporaryDirectory { folder in
+                let media = try Self.peerMedia(in: folder)
+                let turn = "turn:\(server.address.ip):\(server.address.port)?transport=udp"
+                let peer = try PeerProcess(script: script,
+                                           arguments: ["answer", "--relay-only", "--ice-server", turn, "--ice-username", "sluice",
+                                                       "--ice-credential", "secret", "--min-frames", "20", "--timeout", "30",
+                                                       "--duration", "3", "--linger", "1"] + extra)
+                defer { peer.kill() }
+                let connection = try PeerConnectionFactory().makePeerConnection(
+                    .init(iceServers: [ICEServer(url: turn, username: "sluice", credential: "secret")], iceTransportPolicy: .relay,
+                          localAddresses: ["127.0.0.1:0"], includeLoopback: true))
+                defer { connection.close() }
+                try connection.addTrack(try LocalTrack.y4mFile(media.video))
+                try connection.addTrack(try LocalTrack.wavFile(media.audio))
+                _ = try connection.createOffer()
+                #expect(eventually(seconds: 5) { connection.isGatheringComplete })
+                // The offer again, now with the relayed candidate (no trickle to the peer's stdin).
+                let offer = try connection.createOffer()
+                #expect(offer.contains(" typ relay"), "offer:\n\(offer)")
+                #expect(!offer.contains(" typ host"), "a relay-only offer leaks a host address:\n\(offer)")
+                peer.writeSDP(offer)
+                try connection.setRemoteDescription(try peer.readSDP(seconds: 25), type: .answer)
+                let pictures = TrackCollector<VideoFrame>()
+                for track in connection.remoteTracks where track.kind == .video {
+                    try track.start(.video { graph, port in graph.add(pictures, input: port) })
+                }
+                let result = peer.result(seconds: 40)
+                let stats = connection.stats()
+                print("interop relay-only PeerConnection ↔ \(script): pair \(String(describing: stats.selectedPair)), Sluice decoded \(pictures.count) pictures; peer: \(String(describing: result?["received"] ?? result?["inbound"]))")
+                #expect(Self.reachedConnected(result), "\(Self.describe(result))")
+                #expect(stats.selectedPair?.hasPrefix("relay ") == true && stats.selectedPair?.contains("-> relay ") == true,
+                        "\(String(describing: stats.selectedPair))")
+                #expect(pictures.count >= 20, "Sluice decoded \(pictures.count) pictures through the relay")
+                #expect(result?["ok"] as? Bool == true, "\(Self.describe(result))")
+            }
+        }
+    }
+
+    @Test(.enabled(if: aiortcMissing == nil && CoturnServer.executable != nil, "needs tools/peers/.venv and coturn"),
+          .timeLimit(.minutes(2)))
+    func relayOnlyPeerConnectionAndAiortcThroughCoturn() throws {
+        try relayOnlyCall(script: "aiortc_peer.py", arguments: ["--send-video", "pattern", "--send-audio", "tone", "--codec", "vp8"])
+    }
+
+    @Test(.enabled(if: aiortcMissing == nil && chromiumMissing == nil && CoturnServer.executable != nil,
+                   "needs Chromium, chromedriver, tools/peers/.venv and coturn"),
+          .enabled(if: loopbackOnly, "Chromium sends from every interface: run inside tools/peers/loopback-only (tools/peers/README.md)"),
+          .timeLimit(.minutes(2)))
+    func relayOnlyPeerConnectionAndChromiumThroughCoturn() throws {
+        try relayOnlyCall(script: "chromium_peer.py", arguments: ["--video", "sendrecv", "--audio", "sendrecv", "--codec", "vp8"])
+    }
+}
