@@ -9,7 +9,8 @@ public struct ScenarioRegistry: Sendable {
 
     /// Every scenario pipebench ships, in the order they run.
     public static let builtIn = ScenarioRegistry(
-        CodecScenarios.all + TranscodeScenario.all + RTPScenarios.all + PeerScenarios.all + [CallLoopbackScenario()]
+        CodecScenarios.all + TranscodeScenario.all + RTPScenarios.all + PeerScenarios.all + PeerConnectionScenarios.all
+            + [CallLoopbackScenario()]
             + CallScaleScenario.all
     )
 
