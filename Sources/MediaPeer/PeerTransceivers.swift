@@ -278,6 +278,9 @@ public final class RemoteTrack: @unchecked Sendable {
         running.withLock { $0.pipeline }?.stop()
     }
 
+    /// What the track's share of the bundle queued and dropped (a ring the pipeline drains).
+    public var transportStatistics: BundledRTPTransport.Statistics? { (stream.transport as? BundledRTPTransport)?.statistics }
+
     public func stats() -> InboundRTPStreamStatistics {
         InboundRTPStreamStatistics(session: stream.statistics, decoder: running.withLock { $0.decoder?() }, latencies: nil)
     }

@@ -73,7 +73,8 @@ extension InteropTests {
             #expect(Self.reachedConnected(result) && result?["ok"] as? Bool == true, "\(Self.describe(result))")
             let stats = sluice.connection.stats()
             print("interop PeerConnection offers, aiortc answers: connected after \(String(format: "%.3f", connected)) s; Sluice decoded \(sluice.pictures.count) pictures and \(sluice.samples.count) audio frames; aiortc received \(String(describing: result?["received"])); Sluice sent \(stats.outbound.map { "\($0.ssrc): \($0.packetsSent) packets" })")
-            #expect(sluice.pictures.count >= 30 && sluice.samples.count >= 50,
+            // What arrived may still be queued for the decoder on a loaded machine: wait for it.
+            #expect(eventually(seconds: 10) { sluice.pictures.count >= 30 && sluice.samples.count >= 50 },
                     "pictures \(sluice.pictures.count), audio frames \(sluice.samples.count)")
             let received = (result?["received"] as? [[String: Any]]) ?? []
             #expect(received.contains { $0["kind"] as? String == "video" && ($0["frames"] as? Int ?? 0) >= 30 }, "\(received)")
@@ -102,8 +103,12 @@ extension InteropTests {
             #expect(sluice.connection.senders.first { $0.kind == .video }?.codec?.capability.codec == .h264)
             let result = peer.result(seconds: 30)
             #expect(Self.reachedConnected(result) && result?["ok"] as? Bool == true, "\(Self.describe(result))")
-            print("interop aiortc offers H.264, PeerConnection answers: Sluice decoded \(sluice.pictures.count) pictures and \(sluice.samples.count) audio frames; aiortc received \(String(describing: result?["received"]))")
-            #expect(sluice.pictures.count >= 30 && sluice.samples.count >= 50,
+            let inbound = sluice.connection.stats().inbound.map { "ssrc \(String(describing: $0.ssrc)): \($0.packetsReceived) packets, \($0.packetsLost) lost, \($0.framesReceived) frames received, \($0.framesDecoded) decoded, \($0.framesDropped) dropped, \($0.pliCount) PLI" }
+            let all = sluice.connection.stats()
+            print("interop aiortc offers H.264: demultiplexer \(all.demultiplexer), transport \(all.transport), tracks \(sluice.connection.remoteTracks.map { String(describing: $0.transportStatistics) })")
+            print("interop aiortc offers H.264, PeerConnection answers: Sluice decoded \(sluice.pictures.count) pictures and \(sluice.samples.count) audio frames (\(inbound)); aiortc received \(String(describing: result?["received"])), sent \(String(describing: result?["sent"])) in \(String(describing: result?["rtp_packets_sent"])) RTP packets")
+            // What arrived may still be queued for the decoder on a loaded machine: wait for it.
+            #expect(eventually(seconds: 10) { sluice.pictures.count >= 30 && sluice.samples.count >= 50 },
                     "pictures \(sluice.pictures.count), audio frames \(sluice.samples.count)")
             let quality = try Self.psnr(source: media.video, received: recorded)
             print("interop PeerConnection → aiortc H.264 PSNR: \(String(describing: quality))")
@@ -134,7 +139,7 @@ extension InteropTests {
             #expect((video?["frames_decoded"] as? Int ?? 0) >= 20, "\(inbound)")
             #expect(video?["frame_width"] as? Int == 640 && video?["frame_height"] as? Int == 480, "\(inbound)")
             #expect(inbound.contains { $0["kind"] as? String == "audio" && ($0["packets_received"] as? Int ?? 0) >= 20 }, "\(inbound)")
-            #expect(sluice.pictures.count >= 10, "Sluice decoded \(sluice.pictures.count) of Chromium's pictures")
+            #expect(eventually(seconds: 10) { sluice.pictures.count >= 10 }, "Sluice decoded \(sluice.pictures.count) of Chromium's pictures")
         }
     }
 }
@@ -176,7 +181,7 @@ extension InteropTests {
                 #expect(Self.reachedConnected(result), "\(Self.describe(result))")
                 #expect(stats.selectedPair?.hasPrefix("relay ") == true && stats.selectedPair?.contains("-> relay ") == true,
                         "\(String(describing: stats.selectedPair))")
-                #expect(pictures.count >= 20, "Sluice decoded \(pictures.count) pictures through the relay")
+                #expect(eventually(seconds: 10) { pictures.count >= 20 }, "Sluice decoded \(pictures.count) pictures through the relay")
                 #expect(result?["ok"] as? Bool == true, "\(Self.describe(result))")
             }
         }

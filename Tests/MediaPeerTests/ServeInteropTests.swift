@@ -37,6 +37,13 @@ final class ServeFixture: @unchecked Sendable {
 
     func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
 
+    /// A new `recordings` folder in `folder`.
+    static func recordings(in folder: URL) throws -> String {
+        let path = folder.appendingPathComponent("recordings").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
     func stop() {
         task.cancel()
         for encoding in encodings { encoding.stop() }
@@ -82,9 +89,7 @@ extension InteropTests {
     func aiortcPublishesH264ThroughWHIPIntoARecording() throws {
         try TestSupport.withTemporaryDirectory { folder in
             let media = try Self.peerMedia(in: folder)
-            let recordings = folder.appendingPathComponent("recordings").path
-            try FileManager.default.createDirectory(atPath: recordings, withIntermediateDirectories: true)
-            let serve = try ServeFixture(media: media, recordDirectory: recordings)
+            let serve = try ServeFixture(media: media, recordDirectory: try ServeFixture.recordings(in: folder))
             defer { serve.stop() }
             let publisher = try PeerProcess(script: "aiortc_peer.py",
                                             arguments: ["whip", serve.url("/whip/cam"), "--send-video", media.video, "--send-audio", "tone",
@@ -134,9 +139,7 @@ extension InteropTests {
     func chromiumWatchesThroughWHEPAndPublishesThroughWHIP() throws {
         try TestSupport.withTemporaryDirectory { folder in
             let media = try Self.peerMedia(in: folder)
-            let recordings = folder.appendingPathComponent("recordings").path
-            try FileManager.default.createDirectory(atPath: recordings, withIntermediateDirectories: true)
-            let serve = try ServeFixture(media: media, recordDirectory: recordings)
+            let serve = try ServeFixture(media: media, recordDirectory: try ServeFixture.recordings(in: folder))
             defer { serve.stop() }
             let viewer = try PeerProcess(script: "chromium_peer.py",
                                          arguments: ["whep", serve.url("/whep/clip"), "--min-frames", "20", "--timeout", "30",
