@@ -3,6 +3,8 @@
 /// sends its own; what the peer recorded is compared with the source by PSNR (tools/peers/psnr.py),
 /// what Sluice received is decoded and counted. Bounded like the other interop calls.
 import Foundation
+import MediaICE
+import Synchronization
 import MediaCore
 import MediaPeer
 import Sluice
@@ -199,5 +201,46 @@ extension InteropTests {
           .timeLimit(.minutes(2)))
     func relayOnlyPeerConnectionAndChromiumThroughCoturn() throws {
         try relayOnlyCall(script: "chromium_peer.py", arguments: ["--video", "sendrecv", "--audio", "sendrecv", "--codec", "vp8"])
+    }
+}
+
+extension InteropTests {
+    /// aiortc killed mid-call: no close, no BYE, nothing more on the wire. Consent freshness (RFC 7675
+    /// §5.1, a 4 s timeout here) fails the connection by name, and the media stops.
+    @Test(.enabled(if: aiortcMissing == nil, "needs tools/peers/.venv with aiortc (tools/peers/setup)"), .timeLimit(.minutes(1)))
+    func aPeerThatVanishesFailsThePeerConnectionByConsentLoss() throws {
+        try TestSupport.withTemporaryDirectory { folder in
+            let media = try Self.peerMedia(in: folder)
+            let peer = try PeerProcess(script: "aiortc_peer.py",
+                                       arguments: ["answer", "--send-video", "pattern", "--codec", "vp8", "--timeout", "40",
+                                                   "--duration", "30"])
+            defer { peer.kill() }
+            var ice = ICEConfiguration()
+            ice.consentTimeout = .seconds(4)
+            ice.consentInterval = .seconds(1)
+            let connection = try PeerConnectionFactory().makePeerConnection(
+                .init(localAddresses: ["127.0.0.1:0"], includeLoopback: true, ice: ice))
+            defer { connection.close() }
+            let failures = Mutex<[PeerTransportError]>([])
+            let listener = Task { [events = connection.events] in
+                for await event in events { if case .failed(let error) = event { failures.withLock { $0.append(error) } } }
+            }
+            defer { listener.cancel() }
+            try connection.addTrack(try LocalTrack.y4mFile(media.video))
+            peer.writeSDP(try connection.createOffer())
+            try connection.setRemoteDescription(try peer.readSDP(seconds: 20), type: .answer)
+            #expect(eventually(seconds: 15) { connection.connectionState == .connected }, "\(connection.connectionState)")
+            #expect(eventually(seconds: 10) { (connection.stats().outbound.first?.packetsSent ?? 0) > 30 })
+            peer.vanish()
+            let vanished = Date()
+            #expect(eventually(seconds: 15) { connection.connectionState == .failed }, "\(connection.connectionState)")
+            let after = Date().timeIntervalSince(vanished)
+            print("interop aiortc vanished: Sluice's peer connection failed after \(String(format: "%.1f", after)) s, \(failures.withLock { $0 })")
+            #expect(after >= 3 && after < 10, "failed after \(after) s with a 4 s consent timeout")
+            #expect(eventually(seconds: 2) { failures.withLock { $0 } == [.consentLost] }, "\(failures.withLock { $0 })")
+            // Media stopped: sends are refused from then on (RFC 7675 §5.1).
+            let refused = connection.stats().transport.sendsRefused
+            #expect(eventually(seconds: 3) { connection.stats().transport.sendsRefused > refused })
+        }
     }
 }

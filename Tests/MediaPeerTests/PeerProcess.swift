@@ -132,6 +132,13 @@ final class PeerProcess: @unchecked Sendable {
         return object
     }
 
+    /// Kills the peer at once (SIGKILL): it vanishes from the network without a word.
+    func vanish() {
+        guard process.isRunning else { return }
+        Glibc.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
     /// Kills the peer (and, for Chromium, its process group's browser) if it still runs.
     func kill() {
         try? input.fileHandleForWriting.close()

@@ -162,7 +162,7 @@ struct SharedViewersScenario: Scenario {
         var kept = 0
         var notes: [String] = []
         let window = max(2.0, size.seconds / 2)
-        for target in [1, 2, 4, 8, 16, 32, 48, 64, 96, 128] {
+        for target in [1, 2, 4, 8, 16, 32, 64, 96, 128, 160, 192, 256] {
             while viewers.count < target {
                 let server = try factory.makePeerConnection(PeerConnection.Configuration(
                     localAddresses: ["127.0.0.1:0"], includeLoopback: true, receive: []))
