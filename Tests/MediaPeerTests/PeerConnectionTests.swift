@@ -2,6 +2,7 @@ import Foundation
 import MediaCore
 import MediaNegotiation
 import MediaPeer
+import MediaSDP
 import Sluice
 import Synchronization
 import Testing
@@ -174,6 +175,38 @@ struct PeerConnectionTests {
             // The sender's BYE ends the remote track's pipeline.
             #expect(eventually(seconds: 5) { track.pipelineResult != nil })
             #expect(throws: PeerConnectionError.closed) { try a.addTrack(try LocalTrack.y4mFile(videoPath)) }
+        }
+    }
+
+    /// Offers as browsers and other stacks write them (Tests/MediaSDPTests/Fixtures, origins in its
+    /// README): answered with every transport line, a sending codec for each track, a remote track for
+    /// each section the offer sends in.
+    @Test(arguments: ["chrome-offer", "firefox-offer", "safari-offer", "gstreamer-webrtcbin", "aiortc-offer"])
+    func offersFromOtherStacksAreAnswered(_ fixture: String) throws {
+        let path = TestSupport.repositoryRoot.appendingPathComponent("Tests/MediaSDPTests/Fixtures/\(fixture).sdp")
+        let offer = try String(contentsOf: path, encoding: .utf8)
+        try TestSupport.withTemporaryDirectory { folder in
+            let (videoPath, audioPath) = try Self.media(in: folder, frames: 5)
+            let connection = try PeerConnectionFactory().makePeerConnection(.init(localAddresses: ["127.0.0.1:0"], includeLoopback: true))
+            defer { connection.close() }
+            try connection.addTrack(try LocalTrack.y4mFile(videoPath))
+            try connection.addTrack(try LocalTrack.wavFile(audioPath))
+            try connection.setRemoteDescription(offer, type: .offer)
+            let answer = try connection.createAnswer()
+            for line in ["a=ice-ufrag:", "a=ice-pwd:", "a=fingerprint:sha-256 ", "a=setup:active", "a=group:BUNDLE", "a=rtcp-mux", "a=candidate:"] {
+                #expect(answer.contains(line), "\(fixture): the answer has no \(line)\n\(answer)")
+            }
+            let remote = try readRemoteDescription(try SessionDescription(parsing: offer), type: .offer, capabilities: [])
+            let media = remote.media.filter { ["audio", "video"].contains($0.type) && !$0.rejected }
+            // A track is sent in the first section of its kind, if that section receives (Safari's
+            // video is sendonly); every section the offer sends in is a remote track.
+            let receiving = Set(MediaKind.allCases.filter { kind in media.first { $0.type == kind.rawValue }?.direction.receives == true })
+            let codecs = connection.senders.compactMap { $0.codec?.capability.codec }
+            #expect(Set(codecs).isSubset(of: [.vp8, .h264, .opus]) && codecs.count == receiving.count,
+                    "\(fixture): sending \(codecs), the offer receives \(receiving)")
+            let sending = media.filter { $0.direction.sends }
+            #expect(connection.remoteTracks.count == sending.count,
+                    "\(fixture): \(connection.remoteTracks.map(\.kind)) for sections \(sending.map(\.type))")
         }
     }
 
