@@ -166,3 +166,41 @@ extension InteropTests {
         }
     }
 }
+
+extension InteropTests {
+    /// The `sluice serve` command as a user runs it: it prints where it serves, an aiortc viewer
+    /// watches through WHEP, and Ctrl-C (SIGINT) ends it cleanly.
+    @Test(.enabled(if: aiortcMissing == nil, "needs tools/peers/.venv with aiortc (tools/peers/setup)"), .timeLimit(.minutes(2)))
+    func theServeCommandServesAViewerAndStopsOnInterrupt() throws {
+        try TestSupport.withTemporaryDirectory { folder in
+            let media = try Self.peerMedia(in: folder)
+            let port = Int.random(in: 20_000...29_999)
+            let process = Process()
+            process.executableURL = TestSupport.productsDirectory.appendingPathComponent("sluice")
+            process.arguments = ["serve", "--source", "clip=\(media.video)", "--source", "clip=\(media.audio)", "--port", "\(port)"]
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+            let printed = Mutex("")
+            let reader = Thread {
+                while case let data = output.fileHandleForReading.availableData, !data.isEmpty {
+                    printed.withLock { $0 += String(decoding: data, as: UTF8.self) }
+                }
+            }
+            reader.start()
+            #expect(eventually(seconds: 20) { printed.withLock { $0.contains("/whep/clip") } }, "printed: \(printed.withLock { $0 })")
+            let viewer = try PeerProcess(script: "aiortc_peer.py",
+                                         arguments: ["whep", "http://127.0.0.1:\(port)/whep/clip", "--min-frames", "20",
+                                                     "--timeout", "25", "--duration", "2", "--linger", "0.5"])
+            defer { viewer.kill() }
+            let result = viewer.result(seconds: 30)
+            #expect(result?["ok"] as? Bool == true, "\(Self.describe(result))")
+            kill(process.processIdentifier, SIGINT)
+            #expect(eventually(seconds: 10) { !process.isRunning })
+            if !process.isRunning { #expect(process.terminationStatus == 0, "status \(process.terminationStatus)") }
+            #expect(printed.withLock { $0.contains("serving on http://127.0.0.1:\(port)") }, "printed: \(printed.withLock { $0 })")
+        }
+    }
+}

@@ -27,9 +27,16 @@ import TestSupport
         (["transcode", "SAMPLE", "v4l2:/dev/video0"], "a camera is an input"),
         (["transcode", "SAMPLE", "out.ivf", "--duration", "2"], "a duration limit applies to capture devices"),
         (["send", "v4l2:/dev/video99", "--to", "127.0.0.1:5004"], "/dev/video99"),
+        (["serve"], "nothing to serve"),
+        (["serve", "--source", "bad"], "bad --source 'bad'"),
+        (["serve", "--source", "x=/nonexistent/in.y4m"], "/nonexistent/in.y4m"),
+        (["serve", "--source", "x=SAMPLE", "--relay-only"], "--relay-only needs"),
+        (["serve", "--source", "x=SAMPLE", "--ice-server", "turns:example.org"], "TLS is not supported"),
+        (["serve", "--source", "x=SAMPLE", "--port", "0"], "bad port 0"),
+        (["serve", "--source", "x=SAMPLE", "--source", "x=SAMPLE"], "source x has a video track already"),
     ])
     func badInputEndsWithOneLineAndAFailureStatus(arguments: [String], expected: String) throws {
-        let args = arguments.map { $0 == "SAMPLE" ? TestSupport.sampleIVF : $0 }
+        let args = arguments.map { $0.replacingOccurrences(of: "SAMPLE", with: TestSupport.sampleIVF) }
         let result = try TestSupport.run(sluice, args)
         #expect(result.status != 0)
         let lines = result.stderr.split(separator: "\n")
