@@ -210,6 +210,39 @@ struct PeerConnectionTests {
         }
     }
 
+    /// A remote audio track played on a speaker the app picks for it (alsa-lib's `file` plugin as the
+    /// speaker, writing what it plays to a WAV file): the peer's tone is heard.
+    @Test(.timeLimit(.minutes(1)))
+    func aRemoteAudioTrackPlaysOnTheSpeakerChosenForIt() throws {
+        let alsa = ALSATestConfiguration.shared
+        try TestSupport.withTemporaryDirectory { folder in
+            let (_, audioPath) = try Self.media(in: folder, frames: 1)
+            let played = folder.appendingPathComponent("speaker.wav").path
+            let (a, b) = try Self.pair()
+            defer { a.close() }
+            try a.addTrack(try LocalTrack.wavFile(audioPath))
+            try Self.connect(a, b)
+            let track = try #require(b.remoteTracks.first { $0.kind == .audio })
+            let speaker = ALSATestConfiguration.playbackDevice(writing: played)
+            try track.start(.audio { graph, samples in graph.add(try ALSAPlaybackNode(device: speaker), input: samples) })
+            #expect(eventually(seconds: 10) { (b.stats().inbound.first?.framesDecoded ?? 0) >= 75 }, "\(b.stats().inbound)")
+            b.close()   // the speaker's file is complete once its PCM closes
+            _ = alsa
+            let heard = floats(try TestSupport.ffmpeg(["-i", played, "-f", "f32le", "-"]).stdout, format: .f32)
+            #expect(heard.count >= 2 * 48_000, "\(heard.count) samples played")
+            // The loudest 100 ms of the left channel: ffmpeg's sine (amplitude 1/8, RMS 0.088) at 440 Hz,
+            // made stereo by ffmpeg at -3 dB a channel (RMS 0.0625).
+            let left = stride(from: 0, to: heard.count, by: 2).map { heard[$0] }
+            let windows = stride(from: 0, to: max(0, left.count - 4800), by: 4800).map { left[$0..<($0 + 4800)] }
+            let loudest = windows.max { $0.reduce(0) { $0 + $1 * $1 } < $1.reduce(0) { $0 + $1 * $1 } } ?? []
+            let rms = (loudest.reduce(0) { $0 + Double($1 * $1) } / Double(max(1, loudest.count))).squareRoot()
+            let crossings = zip(loudest.dropLast(), loudest.dropFirst()).filter { ($0 < 0) != ($1 < 0) }.count
+            print("peer connection: the speaker played \(left.count) samples a channel; loudest 100 ms: RMS \(rms), \(crossings) zero crossings")
+            #expect(rms > 0.055 && rms < 0.07, "the tone is heard (RMS \(rms))")
+            #expect((80...96).contains(crossings), "440 Hz makes 88 zero crossings in 100 ms: \(crossings)")
+        }
+    }
+
     @Test
     func signallingOutOfOrderIsRefusedByName() throws {
         let (a, b) = try Self.pair()
