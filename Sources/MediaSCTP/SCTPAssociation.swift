@@ -18,10 +18,12 @@ public struct SCTPConfiguration: Sendable, Hashable {
     public var rtoInitial: UInt32
     public var rtoMinimum: UInt32
     public var rtoMaximum: UInt32
+    /// The largest message accepted (`a=max-message-size`, RFC 8841 §6): longer ones are dropped, counted.
+    public var maxReceiveMessageSize: Int
 
     public init(localPort: UInt16 = 5000, remotePort: UInt16 = 5000, streams: UInt16 = 1024, mtu: UInt32 = 1160,
                 receiveBuffer: Int32 = 1 << 20, sendBuffer: Int32 = 1 << 19, rtoInitial: UInt32 = 1000,
-                rtoMinimum: UInt32 = 200, rtoMaximum: UInt32 = 3000) {
+                rtoMinimum: UInt32 = 200, rtoMaximum: UInt32 = 3000, maxReceiveMessageSize: Int = 262_144) {
         self.localPort = localPort
         self.remotePort = remotePort
         self.streams = streams
@@ -31,6 +33,7 @@ public struct SCTPConfiguration: Sendable, Hashable {
         self.rtoInitial = rtoInitial
         self.rtoMinimum = rtoMinimum
         self.rtoMaximum = rtoMaximum
+        self.maxReceiveMessageSize = maxReceiveMessageSize
     }
 }
 
@@ -92,6 +95,8 @@ public final class SCTPAssociation {
     private var eventStart = 0
     /// Pieces of messages being reassembled (partial delivery), by stream.
     private var partial: [UInt16: [UInt8]] = [:]
+    /// Streams whose current message outgrew `maxReceiveMessageSize`: its pieces are dropped up to its end.
+    private var discarding: Set<UInt16> = []
     private var lastNow: ClockTime?
     /// How often usrsctp's timers are run while the association lives.
     static let tickInterval = ClockTime.milliseconds(10)
@@ -340,12 +345,21 @@ public final class SCTPAssociation {
     private func handle(_ item: SCTPEndpoint.Inbound) {
         switch item {
         case .data(let bytes, let stream, let ppid, let unordered, let endOfRecord):
-            guard endOfRecord else {
-                partial[stream, default: []].append(contentsOf: bytes)
+            if discarding.contains(stream) {
+                if endOfRecord { discarding.remove(stream) }
                 return
             }
             var whole = partial.removeValue(forKey: stream) ?? []
             whole.append(contentsOf: bytes)
+            guard whole.count <= configuration.maxReceiveMessageSize else {
+                count("sctp-message-too-large")
+                if !endOfRecord { discarding.insert(stream) }
+                return
+            }
+            guard endOfRecord else {
+                partial[stream] = whole
+                return
+            }
             events.append(.message(SCTPMessage(stream: stream, ppid: ppid, bytes: whole, unordered: unordered)))
         case .notification(let bytes):
             handleNotification(bytes)
@@ -390,7 +404,10 @@ public final class SCTPAssociation {
             let length = min(Int(u32(4)), bytes.count)
             let streams = stride(from: 12, to: length - 1, by: 2).map { u16($0) }
             if flags & SCTP_STREAM_RESET_INCOMING_SSN != 0 {
-                for stream in streams { partial[stream] = nil }
+                for stream in streams {
+                    partial[stream] = nil
+                    discarding.remove(stream)
+                }
                 events.append(.incomingStreamsReset(streams))
             }
             if flags & SCTP_STREAM_RESET_OUTGOING_SSN != 0 { events.append(.outgoingStreamsReset(streams)) }
@@ -398,6 +415,7 @@ public final class SCTPAssociation {
             // pdapi_indication at 8, pdapi_stream at 12: an aborted partial delivery drops its pieces.
             if Int32(u32(8)) == SCTP_PARTIAL_DELIVERY_ABORTED {
                 partial[UInt16(truncatingIfNeeded: u32(12))] = nil
+                discarding.remove(UInt16(truncatingIfNeeded: u32(12)))
                 count("sctp-partial-delivery-aborted")
             }
         case SCTP_SEND_FAILED_EVENT:
