@@ -95,8 +95,11 @@ let package = Package(
         .systemLibrary(
             name: "CSSL", path: "Sources/CSSL", pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]),
+        // No pkgConfig: usrsctp.pc's Cflags are -DINET -DINET6 (the library's own build switches, which its
+        // header does not read), and SwiftPM refuses -D flags with a warning on every build. Header and
+        // library are in the default paths; the module map links it.
         .systemLibrary(
-            name: "CUsrSCTP", path: "Sources/CUsrSCTP", pkgConfig: "usrsctp",
+            name: "CUsrSCTP", path: "Sources/CUsrSCTP",
             providers: [.apt(["libusrsctp-dev"])]),
 
         // Media time, formats, frames, pools, the graph runtime.
@@ -158,7 +161,7 @@ let package = Package(
         .target(
             name: "MediaPeer",
             dependencies: ["MediaCore", "MediaSTUN", "MediaICE", "MediaDTLS", "MediaSRTP", "MediaRTP", "MediaSDP",
-                           "MediaNegotiation", "MediaTransport",
+                           "MediaNegotiation", "MediaTransport", "MediaSCTP",
                            .product(name: "DequeModule", package: "swift-collections")]),
         // `sluice serve`'s HTTP layer: WHEP (draft-ietf-wish-whep) and WHIP (RFC 9725) endpoints on Hummingbird 2, with
         // the sessions answered by a handler protocol that the peer connection implements.
@@ -176,7 +179,7 @@ let package = Package(
             name: "Sluice",
             dependencies: ["MediaCore", "MediaCodecs", "MediaFiles", "MediaConvert", "MediaNodes", "MediaRTP",
                            "MediaTransport", "MediaSDP", "MediaNegotiation", "MediaSRTP", "CodecVPX", "CodecX264", "CodecOpenH264", "CodecOpus", "CodecMJPEG",
-                           "DeviceV4L2", "DeviceALSA", "MediaSTUN", "MediaICE", "MediaDTLS", "MediaPeer"]),
+                           "DeviceV4L2", "DeviceALSA", "MediaSTUN", "MediaICE", "MediaDTLS", "MediaSCTP", "MediaPeer"]),
         .executableTarget(
             name: "sluice",
             dependencies: ["Sluice", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
@@ -221,7 +224,7 @@ let package = Package(
         .testTarget(name: "MediaSCTPTests", dependencies: ["MediaSCTP", "MediaCore", "TestSupport"]),
         .testTarget(
             name: "MediaPeerTests",
-            dependencies: ["MediaPeer", "TestSupport", "MediaICE", "MediaDTLS", "MediaNegotiation", "MediaSDP", "MediaRTP",
+            dependencies: ["MediaPeer", "TestSupport", "MediaICE", "MediaDTLS", "MediaNegotiation", "MediaSDP", "MediaRTP", "MediaSCTP",
                            "MediaTransport", "MediaCodecs", "CodecVPX"]),
         .testTarget(
             name: "SluiceServerTests",
