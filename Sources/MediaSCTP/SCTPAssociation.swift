@@ -86,6 +86,9 @@ public final class SCTPAssociation {
     public private(set) var state: State = .new
     /// Malformed or unexpected input, counted by reason and dropped.
     public private(set) var drops: [String: Int] = [:]
+    /// Messages SCTP gave up on: partially reliable ones past their limit (RFC 3758), and what was unsent
+    /// when the association ended.
+    public private(set) var abandonedMessages = 0
 
     private let endpoint: SCTPEndpoint
     private var socket: OpaquePointer?
@@ -420,7 +423,7 @@ public final class SCTPAssociation {
             }
         case SCTP_SEND_FAILED_EVENT:
             // A partially reliable message given up (RFC 3758), or data unsent when the association ended.
-            count("sctp-send-abandoned")
+            abandonedMessages += 1
         default:
             break
         }

@@ -4,7 +4,8 @@ import MediaSCTP
 import TestSupport
 
 /// Two `DataChannels` joined in memory, the DTLS client's and the server's, with SCTP packets lost at
-/// `loss` in each direction (a seeded generator), on the system clock (usrsctp's timers run on it).
+/// `loss` in each direction (a seeded generator) and delivered `latency` after they were sent, on the
+/// system clock (usrsctp's timers run on it).
 final class ChannelPair {
     let client: DataChannels
     let server: DataChannels
@@ -12,16 +13,19 @@ final class ChannelPair {
     var serverEvents: [DataChannelEvent] = []
     private(set) var packetsLost = 0
     private let loss: Double
+    private let latency: ClockTime
+    private var inFlight: [(at: ClockTime, toServer: Bool, packet: [UInt8])] = []
     private var random: SplitMix64
     let clock = SystemClock()
 
-    init(loss: Double = 0, seed: UInt64 = 1, configuration: SCTPConfiguration = SCTPConfiguration(),
+    init(loss: Double = 0, latency: ClockTime = .zero, seed: UInt64 = 1, configuration: SCTPConfiguration = SCTPConfiguration(),
          remoteMaxMessageSize: Int = 262_144) throws {
         client = try DataChannels(configuration: .init(sctp: configuration, isDTLSClient: true,
                                                        remoteMaxMessageSize: remoteMaxMessageSize))
         server = try DataChannels(configuration: .init(sctp: configuration, isDTLSClient: false,
                                                        remoteMaxMessageSize: remoteMaxMessageSize))
         self.loss = loss
+        self.latency = latency
         random = SplitMix64(seed: seed)
     }
 
@@ -54,18 +58,19 @@ final class ChannelPair {
         var moved = false
         while let packet = client.pollTransmit() {
             moved = true
-            if lose() { continue }
-            server.handleReceive(packet, now: now)
+            if !lose() { inFlight.append((now + latency, true, packet)) }
         }
         while let packet = server.pollTransmit() {
             moved = true
-            if lose() { continue }
-            client.handleReceive(packet, now: now)
+            if !lose() { inFlight.append((now + latency, false, packet)) }
         }
+        let due = inFlight.filter { $0.at <= now }
+        inFlight.removeAll { $0.at <= now }
+        for item in due { (item.toServer ? server : client).handleReceive(item.packet, now: now) }
         for side in [client, server] where (side.nextTimeout.map { $0 <= now } ?? false) { side.handleTimeout(now: now) }
         while let event = client.pollEvent() { clientEvents.append(event) }
         while let event = server.pollEvent() { serverEvents.append(event) }
-        return moved
+        return moved || !due.isEmpty
     }
 
     private func lose() -> Bool {
