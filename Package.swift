@@ -26,6 +26,7 @@ let package = Package(
         .library(name: "MediaSTUN", targets: ["MediaSTUN"]),
         .library(name: "MediaICE", targets: ["MediaICE"]),
         .library(name: "MediaDTLS", targets: ["MediaDTLS"]),
+        .library(name: "MediaSCTP", targets: ["MediaSCTP"]),
         .library(name: "MediaPeer", targets: ["MediaPeer"]),
         .library(name: "SluiceServer", targets: ["SluiceServer"]),
         .executable(name: "sluice", targets: ["sluice"]),
@@ -44,6 +45,7 @@ let package = Package(
         .library(name: "CV4L2", targets: ["CV4L2"]),
         .library(name: "CALSA", targets: ["CALSA"]),
         .library(name: "CSSL", targets: ["CSSL"]),
+        .library(name: "CUsrSCTP", targets: ["CUsrSCTP"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -93,6 +95,12 @@ let package = Package(
         .systemLibrary(
             name: "CSSL", path: "Sources/CSSL", pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]),
+        // No pkgConfig: usrsctp.pc's Cflags are -DINET -DINET6 (the library's own build switches, which its
+        // header does not read), and SwiftPM refuses -D flags with a warning on every build. Header and
+        // library are in the default paths; the module map links it.
+        .systemLibrary(
+            name: "CUsrSCTP", path: "Sources/CUsrSCTP",
+            providers: [.apt(["libusrsctp-dev"])]),
 
         // Media time, formats, frames, pools, the graph runtime.
         .target(
@@ -145,12 +153,15 @@ let package = Package(
         // DTLS 1.2 with use_srtp (RFC 6347, RFC 5764) through OpenSSL over a datagram BIO: clock-driven, no
         // sockets; SRTP keys out.
         .target(name: "MediaDTLS", dependencies: ["CSSL", "MediaCore", "MediaSRTP"]),
+        // SCTP over DTLS (RFC 8261) through usrsctp without threads, and WebRTC data channels (RFC 8831) with
+        // DCEP (RFC 8832): clock-driven, no sockets; SCTP packets in and out as bytes.
+        .target(name: "MediaSCTP", dependencies: ["CUsrSCTP", "MediaCore"]),
         // The WebRTC peer: bundled transport (ICE + DTLS-SRTP + RFC 7983 demultiplexing) and the peer
         // connection with JSEP (RFC 8829) offer/answer.
         .target(
             name: "MediaPeer",
             dependencies: ["MediaCore", "MediaSTUN", "MediaICE", "MediaDTLS", "MediaSRTP", "MediaRTP", "MediaSDP",
-                           "MediaNegotiation", "MediaTransport", "MediaCodecs", "MediaNodes",
+                           "MediaNegotiation", "MediaTransport", "MediaCodecs", "MediaNodes", "MediaSCTP",
                            .product(name: "DequeModule", package: "swift-collections")]),
         // `sluice serve`'s HTTP layer: WHEP (draft-ietf-wish-whep) and WHIP (RFC 9725) endpoints on Hummingbird 2, with
         // the sessions answered by a handler protocol that the peer connection implements.
@@ -169,7 +180,7 @@ let package = Package(
             name: "Sluice",
             dependencies: ["MediaCore", "MediaCodecs", "MediaFiles", "MediaConvert", "MediaNodes", "MediaRTP",
                            "MediaTransport", "MediaSDP", "MediaNegotiation", "MediaSRTP", "CodecVPX", "CodecX264", "CodecOpenH264", "CodecOpus", "CodecMJPEG",
-                           "DeviceV4L2", "DeviceALSA", "MediaSTUN", "MediaICE", "MediaDTLS", "MediaPeer"]),
+                           "DeviceV4L2", "DeviceALSA", "MediaSTUN", "MediaICE", "MediaDTLS", "MediaSCTP", "MediaPeer"]),
         .executableTarget(
             name: "sluice",
             dependencies: ["Sluice", "SluiceServer", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
@@ -211,9 +222,10 @@ let package = Package(
         .testTarget(name: "MediaSTUNTests", dependencies: ["MediaSTUN", "TestSupport"]),
         .testTarget(name: "MediaICETests", dependencies: ["MediaICE", "MediaSTUN", "MediaTransport", "TestSupport"]),
         .testTarget(name: "MediaDTLSTests", dependencies: ["MediaDTLS", "MediaSRTP", "MediaTransport", "TestSupport"]),
+        .testTarget(name: "MediaSCTPTests", dependencies: ["MediaSCTP", "MediaCore", "TestSupport"]),
         .testTarget(
             name: "MediaPeerTests",
-            dependencies: ["MediaPeer", "TestSupport", "MediaICE", "MediaDTLS", "MediaNegotiation", "MediaSDP", "MediaRTP",
+            dependencies: ["MediaPeer", "TestSupport", "MediaICE", "MediaDTLS", "MediaNegotiation", "MediaSDP", "MediaRTP", "MediaSCTP",
                            "MediaTransport", "MediaCodecs", "CodecVPX", "Sluice", "SluiceServer"]),
         .testTarget(
             name: "SluiceServerTests",

@@ -16,6 +16,7 @@
 @_exported import MediaNodes
 @_exported import MediaPeer
 @_exported import MediaRTP
+@_exported import MediaSCTP
 @_exported import MediaSDP
 @_exported import MediaSRTP
 @_exported import MediaSTUN

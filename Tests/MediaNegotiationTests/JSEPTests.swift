@@ -396,3 +396,34 @@ func replacingSetup(in description: SessionDescription, with setup: SDPSetup) ->
         #expect(answered > 25 && refused > 25, "answered \(answered), refused \(refused)")
     }
 }
+
+/// Data channel sections alone (RFC 8841): a Sluice offer with no media, answered by Sluice, each read back.
+@Suite struct DataChannelOnlyJSEPTests {
+    @Test func dataOnlyOfferAndAnswerCarrySCTPPortAndMaxMessageSizeBothWays() throws {
+        let offerOptions = WebRTCOptions(media: [], dataChannel: true, sctpPort: 5000, maxMessageSize: 262_144)
+        let offer = makeWebRTCOffer(capabilities: sluiceCapabilities, transport: sluiceTransport, options: offerOptions)
+        #expect(offer.media.count == 1)
+        #expect(offer.serialized().contains("m=application 9 UDP/DTLS/SCTP webrtc-datachannel\r\n"))
+        #expect(try offer.groups()[0].mids == ["0"])
+        let remoteOffer = try readRemoteDescription(SessionDescription(parsing: offer.serialized()), type: .offer, capabilities: [])
+        #expect(remoteOffer.media[0].sctpPort == 5000 && remoteOffer.media[0].maxMessageSize == 262_144)
+        #expect(remoteOffer.transport.setup == .actpass)
+
+        // The answerer takes a smaller maximum (as aiortc's 65536) and another port.
+        let answerOptions = WebRTCOptions(media: [], dataChannel: true, sctpPort: 5001, maxMessageSize: 65_536)
+        let answer = try makeWebRTCAnswer(to: offer, capabilities: sluiceCapabilities, transport: sluiceTransport,
+                                          options: answerOptions)
+        #expect(answer.results.map(\.rejectionReason) == [nil])
+        let section = answer.description.media[0]
+        #expect(section.type == "application" && section.proto == "UDP/DTLS/SCTP" && section.mid == "0")
+        let remoteAnswer = try readRemoteDescription(SessionDescription(parsing: answer.description.serialized()),
+                                                     type: .answer, capabilities: [])
+        #expect(remoteAnswer.media[0].sctpPort == 5001 && remoteAnswer.media[0].maxMessageSize == 65_536)
+        #expect(remoteAnswer.transport.setup == .active)
+
+        // Without data channels on this side the section is refused with port 0 (RFC 3264 §6).
+        let refused = try makeWebRTCAnswer(to: offer, capabilities: sluiceCapabilities, transport: sluiceTransport,
+                                           options: WebRTCOptions(media: []))
+        #expect(refused.description.media[0].port == 0 && refused.results[0].rejectionReason != nil)
+    }
+}
