@@ -5,6 +5,7 @@ import MediaDTLS
 import MediaICE
 import MediaNegotiation
 import MediaNodes
+import MediaSCTP
 import MediaSDP
 import MediaSRTP
 import MediaSTUN
@@ -92,6 +93,8 @@ public final class PeerConnection: @unchecked Sendable {
         case connectionStateChanged(PeerTransport.State)
         /// The remote description says the peer sends this track.
         case track(RemoteTrack)
+        /// The peer opened a data channel (DCEP, RFC 8832).
+        case dataChannel(PeerDataChannel)
         /// Why the connection failed; `connectionStateChanged(.failed)` comes with it.
         case failed(PeerTransportError)
         case turnFailed(server: TransportAddress, reason: String)
@@ -116,6 +119,9 @@ public final class PeerConnection: @unchecked Sendable {
         var loop: PeerTransportLoop?
         var senders: [PeerSender] = []
         var receivers: [RemoteTrack] = []
+        /// Every data channel, ours and the peer's; ours wait for `channels` to get their stream.
+        var dataChannels: [PeerDataChannel] = []
+        var channels: PeerDataChannelLoop?
         var localCandidates: [ICECandidate] = []
         var gatheringComplete = false
         var local: SessionDescription?
@@ -160,6 +166,26 @@ public final class PeerConnection: @unchecked Sendable {
     }
 
     public var senders: [PeerSender] { state.withLock { $0.senders } }
+
+    /// A data channel (W3C `createDataChannel`, RFC 8831). Made before the offer, it puts a data
+    /// channel section in it (RFC 8841); it opens once the SCTP association is up.
+    public func createDataChannel(_ label: String, options: DataChannelOptions = DataChannelOptions())
+        throws(PeerConnectionError) -> PeerDataChannel
+    {
+        let channel = PeerDataChannel(label: label, options: options)
+        let channels = try state.withLock { (state) throws(PeerConnectionError) -> PeerDataChannelLoop? in
+            guard !state.closed else { throw .closed }
+            guard state.channels != nil || state.local == nil else {
+                throw .invalidState("the description has no data channel section: make channels before the offer")
+            }
+            state.dataChannels.append(channel)
+            return state.channels
+        }
+        if let channels { try open(channel, on: channels) }
+        return channel
+    }
+
+    public var dataChannels: [PeerDataChannel] { state.withLock { $0.dataChannels } }
     public var remoteTracks: [RemoteTrack] { state.withLock { $0.receivers } }
 
     // MARK: Offer and answer
@@ -174,6 +200,7 @@ public final class PeerConnection: @unchecked Sendable {
             let kinds = Set(state.senders.map(\.kind)).union(configuration.receive)
             var options = descriptionOptions(&state)
             options.media = [MediaKind.audio, .video].filter(kinds.contains)
+            options.dataChannel = !state.dataChannels.isEmpty
             let transport = transportDescription(loop, setup: .actpass, state)
             let offer = makeWebRTCOffer(capabilities: factory.capabilities, transport: transport, options: options)
             state.local = offer
@@ -204,6 +231,7 @@ public final class PeerConnection: @unchecked Sendable {
                 }
                 return (loop, local)
             }
+            if local.media.contains(where: { $0.type == "application" }) { try setUpDataChannels(remote, loop: loop) }
             try applyTransport(remote, loop: loop)
             let results = remote.media.map { media in
                 MediaNegotiationResult(mid: media.mid, type: media.type,
@@ -222,12 +250,17 @@ public final class PeerConnection: @unchecked Sendable {
             let transport = transportDescription(loop, setup: offer.remote.localSetup, state)
             let answer: WebRTCAnswer
             do {
+                var options = descriptionOptions(&state)
+                options.dataChannel = true
                 answer = try makeWebRTCAnswer(to: offer.description, capabilities: factory.capabilities, transport: transport,
-                                              options: descriptionOptions(&state))
+                                              options: options)
             } catch { throw .unacceptableDescription("\(error)") }
             state.local = answer.description
             state.remoteOffer = nil
             return (loop, offer, answer)
+        }
+        if answer.description.media.contains(where: { $0.type == "application" && $0.port != 0 }) {
+            try setUpDataChannels(offer.remote, loop: loop)
         }
         try applyTransport(offer.remote, loop: loop)
         try setUpTransceivers(local: answer.description, results: answer.results, remote: offer.remote)
@@ -279,19 +312,22 @@ public final class PeerConnection: @unchecked Sendable {
         report.demultiplexer = demultiplexer.statistics
         report.outbound = senders.compactMap { $0.stats() }
         report.inbound = receivers.map { $0.stats() }
+        report.dataChannels = state.withLock { $0.dataChannels }.compactMap { $0.stats() }
         return report
     }
 
     /// Ends the call: the sending pipelines stop and say BYE, the remote tracks end, DTLS sends
     /// close_notify, the sockets and the loop's thread are released, `events` finishes.
     public func close() {
-        let (loop, senders, receivers, wasClosed) = state.withLock { state in
+        let (loop, senders, receivers, channels, dataChannels, wasClosed) = state.withLock { state in
             defer { state.closed = true; state.connectionState = .closed }
-            return (state.loop, state.senders, state.receivers, state.closed)
+            return (state.loop, state.senders, state.receivers, state.channels, state.dataChannels, state.closed)
         }
         guard !wasClosed else { return }
         for sender in senders { sender.stop() }
         for receiver in receivers { receiver.stop() }
+        channels?.close()
+        for channel in dataChannels where channel.readyState != .closed { channel.finish() }
         loop?.close()
         eventSink.yield(.connectionStateChanged(.closed))
         eventSink.finish()
@@ -386,6 +422,7 @@ public final class PeerConnection: @unchecked Sendable {
 
     /// The transport's events, on the loop's thread.
     private func handle(_ event: PeerTransport.Event) {
+        state.withLock { $0.channels }?.handle(event)
         switch event {
         case .localCandidate(let candidate):
             state.withLock { $0.localCandidates.append(candidate) }
@@ -409,7 +446,56 @@ public final class PeerConnection: @unchecked Sendable {
         case .turnFailed(let server, let reason):
             eventSink.yield(.turnFailed(server: server, reason: reason))
         case .applicationData:
-            break   // data channels (SCTP, RFC 8261) are not taken yet: the DTLS association drops nothing else
+            break   // SCTP's (RFC 8261), handed to the data channels above
+        }
+    }
+
+    /// Data channels over the transport (SCTP over DTLS, RFC 8261), made before the transport takes
+    /// the remote description so that none of DTLS's events is missed; the channels made so far get
+    /// their streams.
+    private func setUpDataChannels(_ remote: RemoteDescription, loop: PeerTransportLoop) throws(PeerConnectionError) {
+        guard let section = remote.media.first(where: { $0.type == "application" && !$0.rejected }) else { return }
+        let configuration = DataChannels.Configuration(isDTLSClient: remote.localSetup.isDTLSClient,
+                                                       remoteMaxMessageSize: section.maxMessageSize ?? 65_536)
+        let channels: PeerDataChannelLoop
+        do {
+            channels = try PeerDataChannelLoop(loop: loop, configuration: configuration) { [weak self] event in
+                self?.handle(event)
+            }
+        } catch { throw .media("data channels: \(error)") }
+        let waiting = state.withLock { state in
+            state.channels = channels
+            return state.dataChannels
+        }
+        for channel in waiting { try open(channel, on: channels) }
+    }
+
+    private func open(_ channel: PeerDataChannel, on channels: PeerDataChannelLoop) throws(PeerConnectionError) {
+        let outcome = channels.withChannels { channels, now in
+            Result { () throws(DataChannelError) in try channels.open(label: channel.label, options: channel.options, now: now) }
+        }
+        switch outcome {
+        case .success(let id): channel.attach(id: id, to: channels, open: false)
+        case .failure(let error): throw .media("data channel \(channel.label): \(error)")
+        }
+    }
+
+    /// The data channels' events, on whichever thread drove them.
+    private func handle(_ event: DataChannelEvent) {
+        let (channels, loop) = state.withLock { ($0.dataChannels, $0.channels) }
+        switch event {
+        case .remoteOpened(let info):
+            guard let loop else { return }
+            let channel = PeerDataChannel(label: info.label, options: info.options)
+            channel.attach(id: info.id, to: loop, open: true)
+            state.withLock { $0.dataChannels.append(channel) }
+            eventSink.yield(.dataChannel(channel))
+        case .opened(let id), .message(let id, _), .bufferedAmountLow(let id), .closed(let id), .error(let id, _):
+            channels.first { $0.id == id && $0.readyState != .closed }?.handle(event)
+        case .associationClosed:
+            for channel in channels where channel.readyState != .closed { channel.finish() }
+        case .associationEstablished:
+            break
         }
     }
 
@@ -463,4 +549,6 @@ public struct PeerConnectionStats: Sendable {
     public var demultiplexer = BundledDemultiplexerStatistics()
     public var outbound: [OutboundRTPStreamStatistics] = []
     public var inbound: [InboundRTPStreamStatistics] = []
+    /// W3C `data-channel`: messages and bytes each way.
+    public var dataChannels: [DataChannelStats] = []
 }

@@ -2,6 +2,7 @@ import Foundation
 import MediaCore
 import MediaNegotiation
 import MediaPeer
+import MediaSCTP
 import MediaSDP
 import Sluice
 import Synchronization
@@ -241,6 +242,46 @@ struct PeerConnectionTests {
             #expect(rms > 0.055 && rms < 0.07, "the tone is heard (RMS \(rms))")
             #expect((80...96).contains(crossings), "440 Hz makes 88 zero crossings in 100 ms: \(crossings)")
         }
+    }
+
+    /// Collects a data channel's events from its AsyncStream, readable from the test's thread.
+    final class ChannelRecord: Sendable {
+        let events = Mutex<[PeerDataChannel.Event]>([])
+
+        init(_ channel: PeerDataChannel) {
+            Task { [self] in for await event in channel.events { events.withLock { $0.append(event) } } }
+        }
+
+        var messages: [DataChannelMessage] {
+            events.withLock { $0.compactMap { if case .message(let message) = $0 { message } else { nil } } }
+        }
+        func saw(_ event: PeerDataChannel.Event) -> Bool { events.withLock { $0.contains(event) } }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func dataChannelsCarryTextAndBinaryBothWaysAndClose() throws {
+        let (a, b) = try Self.pair()
+        defer { a.close(); b.close() }
+        let chat = try a.createDataChannel("chat", options: DataChannelOptions(protocol: "sluice-chat"))
+        let ours = ChannelRecord(chat)
+        try Self.connect(a, b)
+        #expect(eventually(seconds: 10) { ours.saw(.open) && !b.dataChannels.isEmpty }, "\(ours.events.withLock { $0 })")
+        let theirs = try #require(b.dataChannels.first)
+        let record = ChannelRecord(theirs)
+        #expect(theirs.label == "chat" && theirs.options.protocol == "sluice-chat" && theirs.readyState == .open)
+        try chat.send("hello")
+        try chat.send([0, 1, 2, 255])
+        try chat.send("")
+        #expect(eventually(seconds: 5) { record.messages.count == 3 })
+        #expect(record.messages == [.text("hello"), .binary([0, 1, 2, 255]), .text("")])
+        try theirs.send("hi back")
+        #expect(eventually(seconds: 5) { ours.messages == [.text("hi back")] })
+        let stats = try #require(a.stats().dataChannels.first)
+        #expect(stats.messagesSent == 3 && stats.bytesSent == 9 && stats.messagesReceived == 1, "\(stats)")
+        theirs.close()
+        #expect(eventually(seconds: 5) { ours.saw(.closed) && record.saw(.closed) })
+        #expect(chat.readyState == .closed)
+        #expect(throws: DataChannelError.self) { try chat.send("late") }
     }
 
     @Test
