@@ -244,3 +244,56 @@ extension InteropTests {
         }
     }
 }
+
+/// What a data channel echoed, readable from the test's thread.
+final class Echoed: Sendable {
+    let texts = Mutex<[String]>([])
+}
+
+extension InteropTests {
+    /// The peer offers a data channel with its media and pings on it every 0.5 s; Sluice's peer
+    /// connection answers, takes the channel (`Event.dataChannel`) and echoes every message.
+    func echoDataChannel(script: String, arguments extra: [String]) throws {
+        let peer = try PeerProcess(script: script,
+                                   arguments: ["offer", "--datachannel", "--timeout", "30", "--duration", "4", "--linger", "1"] + extra)
+        defer { peer.kill() }
+        let connection = try PeerConnectionFactory().makePeerConnection(.init(localAddresses: ["127.0.0.1:0"], includeLoopback: true))
+        defer { connection.close() }
+        let echoed = Echoed()
+        let listener = Task { [events = connection.events] in
+            for await event in events {
+                guard case .dataChannel(let channel) = event else { continue }
+                Task {
+                    for await event in channel.events {
+                        guard case .message(let message) = event else { continue }
+                        if case .text(let text) = message { echoed.texts.withLock { $0.append(text) } }
+                        try? channel.send(message)
+                    }
+                }
+            }
+        }
+        defer { listener.cancel() }
+        try connection.setRemoteDescription(try peer.readSDP(seconds: 25), type: .offer)
+        peer.writeSDP(try connection.createAnswer())
+        let result = peer.result(seconds: 40)
+        let received = result?["datachannel_messages_received"] as? Int ?? 0
+        let channel = connection.dataChannels.first
+        print("interop \(script) data channel: \(channel.map { "\($0.label) \($0.readyState)" } ?? "none"), Sluice echoed \(echoed.texts.withLock { $0.count }) messages (first \(echoed.texts.withLock { $0.first ?? "" })), the peer got \(received) back; stats \(connection.stats().dataChannels)")
+        #expect(Self.reachedConnected(result), "\(Self.describe(result))")
+        #expect(channel?.label == "sluice")
+        #expect(echoed.texts.withLock { $0.count } >= 5 && echoed.texts.withLock { $0.allSatisfy { $0.hasPrefix("ping") } })
+        #expect(received >= 5, "\(Self.describe(result))")
+    }
+
+    @Test(.enabled(if: aiortcMissing == nil, "needs tools/peers/.venv with aiortc (tools/peers/setup)"), .timeLimit(.minutes(1)))
+    func aiortcOpensADataChannelThatSluiceEchoes() throws {
+        try echoDataChannel(script: "aiortc_peer.py", arguments: ["--send-video", "pattern", "--codec", "vp8"])
+    }
+
+    @Test(.enabled(if: aiortcMissing == nil && chromiumMissing == nil, "needs Chromium, chromedriver and tools/peers/.venv"),
+          .enabled(if: loopbackOnly, "Chromium sends from every interface: run inside tools/peers/loopback-only (tools/peers/README.md)"),
+          .timeLimit(.minutes(1)))
+    func chromiumOpensADataChannelThatSluiceEchoes() throws {
+        try echoDataChannel(script: "chromium_peer.py", arguments: ["--video", "send", "--audio", "send", "--codec", "vp8"])
+    }
+}
