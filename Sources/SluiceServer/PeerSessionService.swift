@@ -14,6 +14,8 @@ import Synchronization
 /// - WHIP (`POST /whip/NAME`): what the publisher sends is recorded, as it came, into the
 ///   recording directory: `NAME-<n>.ivf` (VP8), `.h264` (H.264) or `.opus` (Opus), one file per
 ///   track, each valid however the session ends.
+/// - Either way, data channels the client opens are echoed, every message sent back as it came,
+///   and text messages handed to `onText`.
 public final class PeerSessionService: WebRTCSessionHandler, @unchecked Sendable {
     public struct Configuration: Sendable {
         /// Each WHEP source: its shared encodings (a video and/or an audio track).
@@ -25,13 +27,17 @@ public final class PeerSessionService: WebRTCSessionHandler, @unchecked Sendable
         /// How long an answer may wait for server-reflexive and relayed candidates (no trickle in
         /// WHIP/WHEP answers); only with ICE servers.
         public var gatheringTimeout: Duration
+        /// Called with the session's NAME and each text message its data channels receive (`--chat`).
+        public var onText: (@Sendable (_ name: String, _ text: String) -> Void)?
 
         public init(sources: [String: [SharedEncoding]] = [:], recordDirectory: String? = nil,
-                    peer: PeerConnection.Configuration = PeerConnection.Configuration(), gatheringTimeout: Duration = .seconds(3)) {
+                    peer: PeerConnection.Configuration = PeerConnection.Configuration(), gatheringTimeout: Duration = .seconds(3),
+                    onText: (@Sendable (_ name: String, _ text: String) -> Void)? = nil) {
             self.sources = sources
             self.recordDirectory = recordDirectory
             self.peer = peer
             self.gatheringTimeout = gatheringTimeout
+            self.onText = onText
         }
     }
 
@@ -68,7 +74,7 @@ public final class PeerSessionService: WebRTCSessionHandler, @unchecked Sendable
             guard !connection.senders.allSatisfy({ $0.codec == nil }) else {
                 throw WebRTCSessionError.unacceptableOffer("the offer takes none of \(codecs.map(\.rawValue).sorted()) for \(name)")
             }
-            return PeerSession(connection: connection, answer: answer)
+            return PeerSession(connection: connection, answer: answer, echoing: name, onText: configuration.onText)
         } catch {
             connection.close()
             throw error
@@ -91,7 +97,7 @@ public final class PeerSessionService: WebRTCSessionHandler, @unchecked Sendable
                 try track.start(.encoded { graph, frames in try Self.addRecorder(path: path, codec: track.codec.capability.codec, graph, frames) })
                 recorded.withLock { $0.append(path) }
             }
-            return PeerSession(connection: connection, answer: answer)
+            return PeerSession(connection: connection, answer: answer, echoing: name, onText: configuration.onText)
         } catch {
             connection.close()
             throw error
@@ -147,15 +153,32 @@ public final class PeerSessionService: WebRTCSessionHandler, @unchecked Sendable
     }
 }
 
-/// One WHEP or WHIP session: its peer connection, closed with the session.
+/// One WHEP or WHIP session: its peer connection, closed with the session, and the echo of the data
+/// channels the client opens.
 final class PeerSession: WebRTCSession {
     let connection: PeerConnection
     let answer: String
+    private let echo: Task<Void, Never>
 
-    init(connection: PeerConnection, answer: String) {
+    init(connection: PeerConnection, answer: String, echoing name: String, onText: (@Sendable (String, String) -> Void)?) {
         self.connection = connection
         self.answer = answer
+        echo = Task { [events = connection.events] in
+            for await event in events {
+                guard case .dataChannel(let channel) = event else { continue }
+                Task {
+                    for await event in channel.events {
+                        guard case .message(let message) = event else { continue }
+                        if case .text(let text) = message { onText?(name, text) }
+                        try? channel.send(message)
+                    }
+                }
+            }
+        }
     }
 
-    func close() async { connection.close() }
+    func close() async {
+        connection.close()   // ends `events`, and with it the echo
+        _ = await echo.value
+    }
 }

@@ -14,7 +14,8 @@ struct Serve: ParsableCommand {
             (POST /whip/NAME) records what the publisher sends into --record-dir as
             NAME-<n>.ivf (VP8), .h264 (H.264) or .opus (Opus), one file per track,
             valid however the session ends. DELETE on the Location of a 201 ends a
-            session. Sources loop: .y4m, .ivf, .h264 (video), .wav, .opus (audio),
+            session. Data channels a client opens are echoed; --chat also prints
+            each text message as "message NAME: TEXT". Sources loop: .y4m, .ivf, .h264 (video), .wav, .opus (audio),
             or devices (v4l2:/dev/videoN, alsa:PCM); give the same NAME twice for
             video and audio. Stops on Ctrl-C, closing every session.
 
@@ -60,6 +61,9 @@ struct Serve: ParsableCommand {
     @Flag(name: .customLong("relay-only"), help: "Use only relayed (TURN) candidates.")
     var relayOnly = false
 
+    @Flag(help: "Print each text message the sessions' data channels receive, as 'message NAME: TEXT'.")
+    var chat = false
+
     func validate() throws {
         guard (1...65_535).contains(port) else { throw ValidationError("bad port \(port): use 1-65535") }
         guard !sources.isEmpty || recordDirectory != nil else {
@@ -95,8 +99,12 @@ struct Serve: ParsableCommand {
                                                                    videoBitrate: bitrate))
         }
         if let recordDirectory { try FileManager.default.createDirectory(atPath: recordDirectory, withIntermediateDirectories: true) }
+        let printText: @Sendable (String, String) -> Void = { name, text in
+            print("message \(name): \(text)")
+            fflush(nil)
+        }
         let service = PeerSessionService(
-            configuration: .init(sources: encodings, recordDirectory: recordDirectory, peer: peer),
+            configuration: .init(sources: encodings, recordDirectory: recordDirectory, peer: peer, onText: chat ? printText : nil),
             registry: registry, capabilities: registry.capabilities)
         let links = iceServers.map { ICEServerLink(url: $0, username: iceUsername, credential: iceCredential) }
         let server = WebRTCHTTPServer(handler: service, configuration: .init(host: host, port: port, iceServers: links))

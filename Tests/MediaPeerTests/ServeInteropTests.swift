@@ -169,7 +169,8 @@ extension InteropTests {
 
 extension InteropTests {
     /// The `sluice serve` command as a user runs it: it prints where it serves, an aiortc viewer
-    /// watches through WHEP, and Ctrl-C (SIGINT) ends it cleanly.
+    /// watches through WHEP with a data channel that is echoed and printed (`--chat`), and Ctrl-C
+    /// (SIGINT) ends it cleanly.
     @Test(.enabled(if: aiortcMissing == nil, "needs tools/peers/.venv with aiortc (tools/peers/setup)"), .timeLimit(.minutes(2)))
     func theServeCommandServesAViewerAndStopsOnInterrupt() throws {
         try TestSupport.withTemporaryDirectory { folder in
@@ -177,7 +178,8 @@ extension InteropTests {
             let port = Int.random(in: 20_000...29_999)
             let process = Process()
             process.executableURL = TestSupport.productsDirectory.appendingPathComponent("sluice")
-            process.arguments = ["serve", "--source", "clip=\(media.video)", "--source", "clip=\(media.audio)", "--port", "\(port)"]
+            process.arguments = ["serve", "--source", "clip=\(media.video)", "--source", "clip=\(media.audio)", "--port", "\(port)",
+                                 "--chat"]
             let output = Pipe()
             process.standardOutput = output
             process.standardError = FileHandle.nullDevice
@@ -192,11 +194,14 @@ extension InteropTests {
             reader.start()
             #expect(eventually(seconds: 20) { printed.withLock { $0.contains("/whep/clip") } }, "printed: \(printed.withLock { $0 })")
             let viewer = try PeerProcess(script: "aiortc_peer.py",
-                                         arguments: ["whep", "http://127.0.0.1:\(port)/whep/clip", "--min-frames", "20",
+                                         arguments: ["whep", "http://127.0.0.1:\(port)/whep/clip", "--min-frames", "20", "--datachannel",
                                                      "--timeout", "25", "--duration", "2", "--linger", "0.5"])
             defer { viewer.kill() }
             let result = viewer.result(seconds: 30)
             #expect(result?["ok"] as? Bool == true, "\(Self.describe(result))")
+            // The viewer's data channel: its pings echoed back, and printed by --chat.
+            #expect(result?["datachannel_messages_received"] as? Int ?? 0 >= 2, "\(Self.describe(result))")
+            #expect(printed.withLock { $0.contains("message clip: ping ") }, "printed: \(printed.withLock { $0 })")
             kill(process.processIdentifier, SIGINT)
             #expect(eventually(seconds: 10) { !process.isRunning })
             if !process.isRunning { #expect(process.terminationStatus == 0, "status \(process.terminationStatus)") }
