@@ -422,6 +422,7 @@ class Peer:
         self.video_track = self.audio_track = None
         self.channel = None
         self.messages_received = 0
+        self.bytes_received = 0
         self.video_writer = Y4MWriter(args.record_video) if args.record_video else None
         self.audio_writer = WAVWriter(args.record_audio) if args.record_audio else None
         self.answer_sdp = None
@@ -463,6 +464,9 @@ class Peer:
         @channel.on("message")
         def on_message(message):
             self.messages_received += 1
+            self.bytes_received += len(message.encode() if isinstance(message, str) else message)
+            if self.args.dc_echo:
+                channel.send(message)
 
     def make_tracks(self):
         a = self.args
@@ -621,6 +625,7 @@ class Peer:
             "received": [r.result() for r in self.receivers],
             "sent": {k: t.frames_sent for k, t in (("video", self.video_track), ("audio", self.audio_track)) if t},
             "datachannel_messages_received": self.messages_received if self.channel else None,
+            "datachannel_bytes_received": self.bytes_received if self.channel else None,
             "connect_seconds": round(self.connected_at - self.started, 3) if self.connected_at else None,
             "elapsed_seconds": round(time.monotonic() - self.started, 3),
             **stats,
@@ -679,6 +684,7 @@ def parse_args(argv):
                    "offer/whip, video,audio for whep)")
     p.add_argument("--expect", help="kinds that must deliver --min-frames (default: the received kinds)")
     p.add_argument("--datachannel", action="store_true", help="offer a data channel and ping on it")
+    p.add_argument("--dc-echo", action="store_true", help="send every data channel message back as it came")
     p.add_argument("--record-video", metavar="OUT.y4m")
     p.add_argument("--record-audio", metavar="OUT.wav")
     p.add_argument("--relay-only", action="store_true")

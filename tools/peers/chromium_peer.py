@@ -59,11 +59,12 @@ PAGE = r"""<!doctype html>
 <body><div id="media"></div>
 <script>
 "use strict";
-const state = { pc: null, channel: null, messages: 0, log: [], connectedAt: null, startedAt: performance.now(),
-                connectionStates: [], iceStates: [], location: null };
+const state = { pc: null, channel: null, messages: 0, bytes: 0, echo: false, log: [], connectedAt: null,
+                startedAt: performance.now(), connectionStates: [], iceStates: [], location: null };
 function note(text) { state.log.push(((performance.now() - state.startedAt) / 1000).toFixed(3) + " " + text); }
 
 function newPeerConnection(o) {
+  state.echo = !!o.dcEcho;
   const config = { iceServers: o.iceServers, bundlePolicy: "max-bundle", rtcpMuxPolicy: "require" };
   if (o.relayOnly) config.iceTransportPolicy = "relay";
   const pc = new RTCPeerConnection(config);
@@ -86,7 +87,12 @@ function newPeerConnection(o) {
 
 function attachChannel(channel) {
   state.channel = channel;
-  channel.onmessage = () => { state.messages += 1; };
+  channel.binaryType = "arraybuffer";
+  channel.onmessage = (event) => {
+    state.messages += 1;
+    state.bytes += typeof event.data === "string" ? new TextEncoder().encode(event.data).length : event.data.byteLength;
+    if (state.echo) channel.send(event.data);
+  };
   channel.onopen = () => {
     note("datachannel open");
     const timer = setInterval(() => {
@@ -181,6 +187,7 @@ async function results() {
                 connection_states: state.connectionStates, ice_states: state.iceStates,
                 dtls_state: null, selected_pair: null, inbound: [], outbound: [],
                 datachannel_messages_received: state.channel ? state.messages : null,
+                datachannel_bytes_received: state.channel ? state.bytes : null,
                 connect_seconds: state.connectedAt === null ? null : +((state.connectedAt - state.startedAt) / 1000).toFixed(3),
                 log: state.log };
   if (!pc) return out;
@@ -311,7 +318,7 @@ class ChromiumPeer:
             servers.append(server)
         return {"iceServers": servers, "relayOnly": a.relay_only, "video": a.video, "audio": a.audio,
                 "codec": {"vp8": "VP8", "h264": "H264", "vp9": "VP9", "av1": "AV1"}.get(a.codec),
-                "datachannel": a.datachannel, "width": a.width, "height": a.height, "fps": a.fps,
+                "datachannel": a.datachannel, "dcEcho": a.dc_echo, "width": a.width, "height": a.height, "fps": a.fps,
                 "gatherMs": 5000}
 
     def post_offer(self, offer):
@@ -476,6 +483,7 @@ def main():
     p.add_argument("--audio", choices=["send", "recv", "sendrecv"], help="audio use (default: by mode)")
     p.add_argument("--codec", choices=["vp8", "h264", "vp9", "av1"], help="preferred video codec")
     p.add_argument("--datachannel", action="store_true", help="offer a data channel and ping on it")
+    p.add_argument("--dc-echo", action="store_true", help="send every data channel message back as it came")
     p.add_argument("--expect", help="kinds that must be received (default: those with recv)")
     p.add_argument("--width", type=int, default=640)
     p.add_argument("--height", type=int, default=480)
