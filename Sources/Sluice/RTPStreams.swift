@@ -99,6 +99,8 @@ public struct RTPStreamDescription: Sendable {
     public var rtcpPort: UInt16?
     /// Retransmissions arriving as RTX (RFC 4588): their payload type and SSRC.
     public var rtx: (payloadType: UInt8, ssrc: UInt32)?
+    /// The one source to receive (SDP `a=ssrc`); nil: the first to pass probation (RFC 3550 §A.1).
+    public var ssrc: UInt32?
     /// Audio channels (Opus: 2 when the SDP says opus/48000/2).
     public var channels = 2
     /// SRTP, when the description gives a key (`a=crypto`).
@@ -177,7 +179,7 @@ public final class RTPReceivePipeline: @unchecked Sendable {
         jitter.rtx = stream.rtx
         var configuration = RTPReceiveSession<Depacketizer>.Configuration(
             local: stream.local, multiplexed: stream.multiplexed, rtcpPort: stream.rtcpPort,
-            payloadType: stream.payloadType, jitterBuffer: jitter)
+            payloadType: stream.payloadType, ssrc: stream.ssrc, jitterBuffer: jitter)
         configuration.srtp = stream.srtp
         let transport = try UDPRTPTransport(receiving: configuration)
         let session = RTPReceiveSession(depacketizer: depacketizer, configuration: configuration, transport: transport)

@@ -92,8 +92,11 @@ struct Receive: ParsableCommand {
         var lines = ["received \(scheme)://\(receiver.localAddress) -> \(output) (\(receiver.endReason() ?? "stopped"))"]
         lines.append("  stream   \(receiver.stream.codec), SSRC \(statistics.ssrc.map(String.init) ?? "-"), "
                      + "\(receiver.outputFormat.map { "\($0)" } ?? "?")")
-        lines.append("  packets  \(statistics.packetsReceived) (\(statistics.bytesReceived) bytes), \(statistics.malformedPackets) malformed, "
-                     + "\(statistics.foreignPackets) of other streams")
+        lines.append("  packets  \(statistics.packetsReceived) (\(statistics.bytesReceived) bytes) of the stream")
+        lines.append("  dropped  \(statistics.malformedPackets) not RTP, \(statistics.oversizedPackets) oversized, "
+                     + "\(statistics.foreignPackets) of other streams, \(statistics.probationPackets) of sources on probation, "
+                     + "\(statistics.foreignRTCP) RTCP of other sources, \(statistics.malformedRTCP) malformed RTCP"
+                     + (statistics.unprotectFailures > 0 ? ", \(statistics.unprotectFailures) failed SRTP checks" : ""))
         if let jitter = statistics.jitterBuffer {
             lines.append("  frames   \(receiver.framesDone) written, \(jitter.framesReleased) complete, \(jitter.framesDropped) dropped "
                          + "(incomplete or waiting for a keyframe)")
