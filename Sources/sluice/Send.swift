@@ -14,7 +14,9 @@ struct Send: ParsableCommand {
             --fps or --bitrate asks for a change. RTCP goes to the next port (the
             same one with --rtcp-mux): NACKs are answered with retransmissions,
             keyframe requests (PLI, FIR) with a keyframe when encoding; sender
-            reports go out every second and a BYE at the end.
+            reports go out every second and a BYE at the end. Encoded video has a
+            keyframe every second unless --keyint says otherwise, and one for each
+            new receiver's first report, so receivers that start late decode at once.
 
             --sdp writes a session description that receivers can open; --wait
             gives them time to start before the first packet. For example:
@@ -97,6 +99,13 @@ struct Send: ParsableCommand {
 
     func run() throws {
         var options = encoding.options
+        // Late joiners: a receiver that opens the SDP after the first keyframe left (ffmpeg a moment
+        // after `--sdp` is written) can decode nothing until the next one, and ffmpeg sends no RTCP
+        // to a sender it knows only from an SDP, so no PLI or new-receiver report can ask for one.
+        // A keyframe every second bounds its wait to a second, at the cost of about one keyframe's
+        // bits a second; receivers that do send RTCP (Sluice, GStreamer) get a keyframe at their
+        // first report (`keyframeOnNewReceiver`). --keyint overrides it.
+        if options.keyframeInterval == nil { options.keyframePeriod = 1 }
         if unpaced { options.pacing = .asFastAsPossible }
         let sender: Transcoder
         do {
