@@ -31,19 +31,19 @@ struct Receive: ParsableCommand {
     @Argument(help: "The file to write (.y4m, .ivf, .h264, .wav, .opus).")
     var output: String
 
-    @Option(help: "Stop after this many frames.")
+    @Option(parsing: .unconditional, help: "Stop after this many frames.")
     var frames: Int?
 
-    @Option(help: "Stop this many seconds after the first frame.")
+    @Option(parsing: .unconditional, help: "Stop this many seconds after the first frame.")
     var duration: Double?
 
-    @Option(help: "Stop after this many seconds without a frame (also the longest wait for the first keyframe).")
+    @Option(parsing: .unconditional, help: "Stop after this many seconds without a frame (also the longest wait for the first keyframe).")
     var timeout: Double = 10
 
-    @Option(name: .customLong("min-delay"), help: "Least jitter-buffer delay, in milliseconds.")
+    @Option(name: .customLong("min-delay"), parsing: .unconditional, help: "Least jitter-buffer delay, in milliseconds.")
     var minimumDelay = 10
 
-    @Option(name: .customLong("max-delay"), help: "Most jitter-buffer delay, in milliseconds.")
+    @Option(name: .customLong("max-delay"), parsing: .unconditional, help: "Most jitter-buffer delay, in milliseconds.")
     var maximumDelay = 1000
 
     @Flag(name: .customLong("no-nack"), help: "Do not ask for lost packets again.")

@@ -43,22 +43,22 @@ struct Send: ParsableCommand {
     @Option(help: "Write a session description (SDP) of the stream to this file.")
     var sdp: String?
 
-    @Option(help: "Seconds to wait after writing the SDP before sending, so that receivers can open it first.")
+    @Option(parsing: .unconditional, help: "Seconds to wait after writing the SDP before sending, so that receivers can open it first.")
     var wait: Double = 0
 
-    @Option(name: .customLong("payload-type"), help: "RTP payload type. Default: 96 for video, 111 for Opus.")
+    @Option(name: .customLong("payload-type"), parsing: .unconditional, help: "RTP payload type. Default: 96 for video, 111 for Opus.")
     var payloadType: UInt8?
 
-    @Option(help: "Largest RTP payload in bytes.")
+    @Option(parsing: .unconditional, help: "Largest RTP payload in bytes.")
     var mtu = 1200
 
     @Flag(name: .customLong("rtcp-mux"), help: "RTP and RTCP on one port (RFC 5761).")
     var rtcpMux = false
 
-    @Option(help: "Retransmit as RTX (RFC 4588) with this payload type, e.g. 97. Default: resend packets as they were.")
+    @Option(parsing: .unconditional, help: "Retransmit as RTX (RFC 4588) with this payload type, e.g. 97. Default: resend packets as they were.")
     var rtx: UInt8?
 
-    @Option(name: .customLong("packetization-mode"), help: "H.264 packetization mode: 0 (single NAL unit) or 1 (STAP-A, FU-A).")
+    @Option(name: .customLong("packetization-mode"), parsing: .unconditional, help: "H.264 packetization mode: 0 (single NAL unit) or 1 (STAP-A, FU-A).")
     var packetizationMode = 1
 
     @Option(help: "Impair the network on the way out, e.g. loss=5%,burst=3,reorder=3%,delay=20ms,jitter=5ms,seed=7.",
@@ -126,7 +126,7 @@ struct Send: ParsableCommand {
             if let sdp {
                 let description = SessionDescription(describing: sender.rtpSender!, frameRate: sender.inputFormat?.video?.frameRate,
                                                      channels: sender.outputFormat?.audio?.channels ?? 2)
-                try description.serialized().write(toFile: sdp, atomically: true, encoding: .utf8)
+                try writeText(description.serialized(), to: sdp)
             }
         } catch {
             printError("sluice: \(error)")

@@ -27,6 +27,21 @@ import TestSupport
         (["transcode", "SAMPLE", "v4l2:/dev/video0"], "a camera is an input"),
         (["transcode", "SAMPLE", "out.ivf", "--duration", "2"], "a duration limit applies to capture devices"),
         (["send", "v4l2:/dev/video99", "--to", "127.0.0.1:5004"], "/dev/video99"),
+        // A negative number is a bad value, not a missing one.
+        (["transcode", "SAMPLE", "out.ivf", "--bitrate", "-5"], "bad bitrate '-5'"),
+        (["transcode", "SAMPLE", "out.ivf", "--keyint", "-1"], "--keyint must be at least 1"),
+        (["receive", "/nonexistent/s.sdp", "out.ivf", "--timeout", "-1"], "--timeout must be positive"),
+        (["send", "SAMPLE", "--to", "127.0.0.1:5004", "--wait", "-2"], "--wait must be between 0 and 3600"),
+        // A directory where a file belongs says so.
+        (["transcode", "/tmp", "out.ivf"], "/tmp: is a directory"),
+        (["transcode", "SAMPLE", "/tmp"], "/tmp: is a directory"),
+        (["receive", "/tmp", "out.ivf"], "/tmp: cannot read: is a directory"),
+        (["answer", "/tmp"], "/tmp: cannot read: is a directory"),
+        (["receive", "/dev/null", "out.ivf"], "/dev/null: SDP has no v= line"),
+        (["receive", "/dev/zero", "out.ivf"], "/dev/zero: cannot read: larger than 64 KiB"),
+        // An SDP that cannot be written is one line, not a Foundation error dump, before anything is sent.
+        (["send", "SAMPLE", "--to", "127.0.0.1:5004", "--sdp", "/nonexistent/s.sdp"], "/nonexistent/s.sdp: cannot write: No such file or directory"),
+        (["send", "SAMPLE", "--to", "127.0.0.1:5004", "--sdp", "/tmp"], "/tmp: cannot write: Is a directory"),
     ])
     func badInputEndsWithOneLineAndAFailureStatus(arguments: [String], expected: String) throws {
         let args = arguments.map { $0 == "SAMPLE" ? TestSupport.sampleIVF : $0 }
