@@ -57,7 +57,8 @@ import TestSupport
 
     /// A Sluice receiver that joins 1.5 s into a stream whose encoder has no periodic keyframe: its
     /// first receiver report is a new receiver's (`keyframeOnNewReceiver`), and the keyframe it
-    /// asks for arrives within a round trip.
+    /// asks for arrives within a round trip. Its first report reaches the sender because the
+    /// sender's RTCP port is its RTP port + 1, where the receiver looks before any sender report.
     @Test func aSluiceReceiverJoiningLateGetsAKeyframeForItsFirstReport() throws {
         try TestSupport.withTemporaryDirectory { dir in
             let reference = try TranscodeTests.makeReference(in: dir, frames: Self.frames)
@@ -80,7 +81,8 @@ import TestSupport
             let offset = 1.5
             let (decoded, psnr) = try Self.tailPSNR(output, reference)
             let statistics = sender.rtpSender!.statistics()
-            let bound = Self.frames - Int(((offset + 1.0) * Self.rate).rounded(.up))
+            // Half a second: a round trip and the encoder's next frame, with room for a busy machine.
+            let bound = Self.frames - Int(((offset + 0.5) * Self.rate).rounded(.up))
             print("late Sluice receiver at 1.5 s: \(decoded) of \(Self.frames) frames (at least \(bound)), PSNR \(String(format: "%.1f", psnr)) dB, "
                   + "sender heard \(statistics.newReceivers) new receiver(s), \(statistics.keyframeRequests) keyframe requests")
             #expect(statistics.newReceivers == 1)
