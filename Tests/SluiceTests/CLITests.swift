@@ -53,6 +53,22 @@ import TestSupport
         #expect(result.stderr.contains(expected), "stderr: \(result.stderr)")
     }
 
+    /// A port another program holds: one line naming the address and the reason, at once.
+    @Test func receivingOnABusyPortSaysSo() throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            let port = try RTPInteropTests.freePortPair()
+            let holder = try UDPSocket(bindingTo: SocketAddress(host: "127.0.0.1", port: port))
+            defer { holder.close() }
+            let sdp = dir.file("busy.sdp")
+            try "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=video \(port) RTP/AVP 96\r\na=rtpmap:96 VP8/90000\r\n"
+                .write(toFile: sdp, atomically: true, encoding: .utf8)
+            let result = try TestSupport.run(sluice, ["receive", sdp, dir.file("out.ivf"), "--timeout", "1"], timeout: 30)
+            #expect(result.status != 0)
+            #expect(result.stderr.split(separator: "\n").count == 1, "stderr: \(result.stderr)")
+            #expect(result.stderr.contains("127.0.0.1:\(port)") && result.stderr.contains("Address already in use"), "stderr: \(result.stderr)")
+        }
+    }
+
     @Test func transcodePrintsWhatItDid() throws {
         try TestSupport.withTemporaryDirectory { dir in
             let output = dir.appendingPathComponent("first.y4m").path
