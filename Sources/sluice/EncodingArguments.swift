@@ -19,7 +19,7 @@ struct EncodingArguments: ParsableArguments {
     })
     var bitrate: Int?
 
-    @Option(parsing: .unconditional, help: "Maximum frames between keyframes. Default: the encoder's.")
+    @Option(parsing: .unconditional, help: "Maximum frames between keyframes. Default: the encoder's; for send, one second's worth.")
     var keyint: Int?
 
     @Option(parsing: .unconditional, help: "Stop after this many frames (of the input).")
