@@ -32,6 +32,7 @@ import TestSupport
         (["transcode", "SAMPLE", "out.ivf", "--keyint", "-1"], "--keyint must be at least 1"),
         (["receive", "/nonexistent/s.sdp", "out.ivf", "--timeout", "-1"], "--timeout must be positive"),
         (["send", "SAMPLE", "--to", "127.0.0.1:5004", "--wait", "-2"], "--wait must be between 0 and 3600"),
+        (["answer", "/nonexistent/offer.sdp", "--max-fps", "-1"], "frame rates must be positive"),
         // A directory where a file belongs says so.
         (["transcode", "/tmp", "out.ivf"], "/tmp: is a directory"),
         (["transcode", "SAMPLE", "/tmp"], "/tmp: is a directory"),
