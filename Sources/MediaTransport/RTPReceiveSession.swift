@@ -18,8 +18,17 @@ import Synchronization
 ///
 /// One thread calls `next(until:)`; it blocks in the transport until a frame is due, so no thread
 /// of its own is needed; `receiveRTP(_:at:)` and `receiveRTCP(_:at:)` run on that thread too.
-/// Malformed packets, packets of other streams and malformed RTCP are counted and dropped. The stream is the first one heard with the configured payload type (or any), unless an
-/// SSRC is configured.
+///
+/// **Hostile traffic.** Whatever else reaches the port is counted by reason and dropped, and
+/// disturbs nothing: datagrams that are not RTP (`malformedPackets`), larger than the jitter
+/// buffer keeps (`oversizedPackets`), of another SSRC or payload type (`foreignPackets`), of a
+/// source still on probation that never proved itself (`probationPackets`), SRTP that fails
+/// authentication or replay checks (`unprotectFailures`, split in `srtp`), RTCP that does not parse
+/// (`malformedRTCP`) or says nothing of the stream (`foreignRTCP`: it neither ends the stream nor
+/// teaches where feedback goes). The stream is the SSRC configured (an SDP's `a=ssrc`, RFC 5576
+/// §4.1), else the first source of the configured payload type (or any) to send
+/// `SourceProbation.minimumSequential` packets in sequence (RFC 3550 §A.1); it is never changed
+/// after. The probation's held packets live in buffers allocated once.
 public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked Sendable {
     /// The session's settings. The addresses and `srtp` configure the UDP transport that
     /// `init(depacketizer:configuration:clock:pool:)` builds; a session given its transport ignores them.
@@ -83,6 +92,11 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
     private let clock: any MediaClock
     private var jitterBuffer: JitterBuffer<Depacketizer>
     private var stream: (ssrc: UInt32, payloadType: UInt8)?
+    private var probation: SourceProbation
+    /// The last packet of each source on probation, `heldSlotSize` bytes a slot (see `SourceProbation`).
+    private var held: [UInt8]
+    private var heldLengths: [Int]
+    private let heldSlotSize: Int
     private var goodbye = false
     private var closed = false
     private var nextReport: ClockTime?
@@ -105,6 +119,11 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
         self.clock = clock
         jitterBuffer = JitterBuffer(depacketizer: depacketizer, configuration: configuration.jitterBuffer, pool: pool)
         stream = configuration.ssrc.map { ($0, configuration.payloadType ?? 0) }
+        probation = SourceProbation(chosen: configuration.ssrc)
+        // Room for the largest payload kept plus a header with 15 CSRCs and a header extension.
+        heldSlotSize = configuration.jitterBuffer.maxPacketSize + 256
+        held = [UInt8](repeating: 0, count: configuration.ssrc == nil ? probation.capacity * heldSlotSize : 0)
+        heldLengths = [Int](repeating: 0, count: probation.capacity)
     }
 
     /// The next frame due, waiting for packets until `deadline`; `.goodbye` once the sender has left
@@ -178,25 +197,81 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
     }
 
     private func handleRTP(_ bytes: UnsafeRawBufferPointer, truncated: Bool, at now: ClockTime) -> Bool {
-        guard !truncated, let packet = try? RTPPacket(parsing: bytes) else {
+        if truncated {
+            counts.oversizedPackets += 1
+            return false
+        }
+        guard let packet = try? RTPPacket(parsing: bytes) else {
             counts.malformedPackets += 1
             return false
         }
         let header = packet.header
-        if stream == nil, configuration.payloadType.map({ $0 == header.payloadType }) ?? true {
-            stream = (header.ssrc, header.payloadType)
+        guard packet.payloadRange.count <= configuration.jitterBuffer.maxPacketSize else {
+            counts.oversizedPackets += 1
+            return false
         }
         let rtx = configuration.jitterBuffer.rtx
         let isRTX = rtx.map { header.payloadType == $0.payloadType && header.ssrc == $0.ssrc } ?? false
+        guard isRTX || configuration.payloadType.map({ $0 == header.payloadType }) ?? true else {
+            counts.foreignPackets += 1
+            return false
+        }
+        if !isRTX && stream == nil {
+            return probe(packet, in: bytes, at: now)
+        }
         guard let stream, isRTX || (header.ssrc == stream.ssrc && header.payloadType == stream.payloadType) else {
             counts.foreignPackets += 1
             return false
         }
+        insert(packet, in: bytes, isRTX: isRTX, at: now)
+        return true
+    }
+
+    /// A packet heard before the stream is chosen: held while its source is on probation; when it
+    /// proves the source, the packet held before it goes into the jitter buffer first.
+    private func probe(_ packet: RTPPacket, in bytes: UnsafeRawBufferPointer, at now: ClockTime) -> Bool {
+        let header = packet.header
+        let waiting = probation.candidatesOnProbation
+        switch probation.admit(ssrc: header.ssrc, sequenceNumber: header.sequenceNumber) {
+        case .foreign:
+            counts.foreignPackets += 1
+            return false
+        case .probation(let slot, let dropping):
+            if dropping { counts.probationPackets += 1 }
+            hold(bytes, in: slot)
+            return false
+        case .chosen(let releasing):
+            stream = (header.ssrc, header.payloadType)
+            // Every other candidate's held packet is given up with its source.
+            counts.probationPackets += max(0, waiting - 1)
+            if let slot = releasing, heldLengths[slot] > 0 {
+                held.withUnsafeBytes { storage in
+                    let previous = UnsafeRawBufferPointer(rebasing: storage[slot * heldSlotSize..<slot * heldSlotSize + heldLengths[slot]])
+                    if let earlier = try? RTPPacket(parsing: previous) { insert(earlier, in: previous, isRTX: false, at: now) }
+                }
+            }
+            for slot in heldLengths.indices { heldLengths[slot] = 0 }
+            insert(packet, in: bytes, isRTX: false, at: now)
+            return true
+        }
+    }
+
+    private func hold(_ bytes: UnsafeRawBufferPointer, in slot: Int) {
+        guard bytes.count <= heldSlotSize else {
+            heldLengths[slot] = 0
+            return
+        }
+        held.withUnsafeMutableBytes { storage in
+            UnsafeMutableRawBufferPointer(rebasing: storage[slot * heldSlotSize..<slot * heldSlotSize + bytes.count]).copyMemory(from: bytes)
+        }
+        heldLengths[slot] = bytes.count
+    }
+
+    private func insert(_ packet: RTPPacket, in bytes: UnsafeRawBufferPointer, isRTX: Bool, at now: ClockTime) {
         counts.packetsReceived += 1
         counts.bytesReceived += bytes.count
         counts.payloadBytesReceived += packet.payloadRange.count - (isRTX ? 2 : 0)
         _ = jitterBuffer.insert(packet, in: bytes, arrival: now)
-        return true
     }
 
     /// Takes one RTCP compound packet, unprotected, that arrived at `now`: the sender's reports
@@ -208,19 +283,36 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
             counts.malformedRTCP += 1
             return false
         }
+        // Only RTCP of the stream's source counts: a compound from anyone else (an RTCP bomb of
+        // reports, a BYE for other sources) neither ends the stream nor becomes the feedback address.
+        guard let ssrc = stream?.ssrc, compound.packets.contains(where: { Self.source(of: $0) == ssrc }) else {
+            counts.foreignRTCP += 1
+            return false
+        }
         counts.rtcpPacketsReceived += 1
         for packet in compound.packets {
             switch packet {
-            case .senderReport(let report) where report.ssrc == stream?.ssrc:
+            case .senderReport(let report) where report.ssrc == ssrc:
                 jitterBuffer.noteSenderReport(report, arrival: now)
                 counts.senderReports += 1
-            case .goodbye(let bye) where stream.map { bye.sources.contains($0.ssrc) } ?? false:
+            case .goodbye(let bye) where bye.sources.contains(ssrc):
                 goodbye = true
             default:
                 break
             }
         }
         return true
+    }
+
+    /// The source an RTCP packet is from (RFC 3550 §6.4–6.6): the reporter, the first SDES chunk's
+    /// or BYE's source.
+    private static func source(of packet: RTCPPacket) -> UInt32? {
+        switch packet {
+        case .senderReport(let report): return report.ssrc
+        case .sourceDescription(let description): return description.chunks.first?.source
+        case .goodbye(let bye): return bye.sources.first
+        default: return nil
+        }
     }
 
     // MARK: Feedback
@@ -272,12 +364,20 @@ public struct RTPReceiveStatistics: Sendable {
     public var packetsReceived = 0
     public var bytesReceived = 0
     public var payloadBytesReceived = 0
-    /// Datagrams that are not RTP, or were cut short.
+    /// Datagrams that are not RTP (too short, wrong version, lengths past the end).
     public var malformedPackets = 0
+    /// RTP packets whose payload is larger than the jitter buffer keeps, or cut to the receive buffer.
+    public var oversizedPackets = 0
     /// RTP packets of other streams or payload types.
     public var foreignPackets = 0
+    /// RTP packets of sources on probation (RFC 3550 §A.1) that were given up: a source that never
+    /// proved itself, or a packet not followed by its successor.
+    public var probationPackets = 0
+    /// RTCP compound packets of the stream's source.
     public var rtcpPacketsReceived = 0
     public var malformedRTCP = 0
+    /// RTCP compound packets that parse but say nothing of the stream's source (dropped).
+    public var foreignRTCP = 0
     /// SRTP or SRTCP packets that failed authentication or replay checks (dropped).
     public var unprotectFailures = 0
     public var senderReports = 0

@@ -48,6 +48,14 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
         /// SRTP (RFC 3711): what goes out is protected with this key, and the RTCP that comes back
         /// is checked with it (an SDES key covers the stream both ways, RFC 4568 §6.1).
         public var srtp: SRTPParameters?
+        /// Whether the first report from a receiver not heard before asks for a keyframe, as a PLI
+        /// would: a receiver that joins late (opened the SDP after the first keyframe left) then
+        /// decodes within a round trip instead of at the next periodic keyframe. At most one such
+        /// keyframe per `newReceiverKeyframeInterval`, and none within the first interval of the
+        /// session (the stream's first keyframe serves those receivers), so a flood of forged
+        /// reports cannot turn every frame into a keyframe.
+        public var keyframeOnNewReceiver = true
+        public var newReceiverKeyframeInterval: ClockTime = .seconds(1)
 
         public init(remote: SocketAddress, remoteRTCP: SocketAddress? = nil, local: SocketAddress? = nil,
                     multiplexed: Bool = false, sender: RTPSender<Packetizer>.Configuration, cname: String = "sluice",
@@ -78,6 +86,8 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
     /// Lock order: `outgoing`, then `heard`. Every send to the transport happens under `outgoing`.
     private let outgoing: Mutex<Outgoing>
     private let heard = Mutex(RTPSendStatistics())
+    /// The receivers (reporting SSRCs) heard from, the latest `ReceiversHeard.capacity` of them.
+    private let receivers: Mutex<ReceiversHeard>
     private let stopping = Atomic<Bool>(false)
     private var rtcpThread: WorkerThread?
     private var closed = false
@@ -110,6 +120,8 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
         let protectBuffer = overhead > 0
             ? UnsafeMutableRawBufferPointer.allocate(byteCount: sender.maxPacketSize + overhead, alignment: 16) : nil
         outgoing = Mutex(Outgoing(sender: sender, protectBuffer: protectBuffer))
+        // The stream starts with a keyframe: receivers heard within the first interval had it.
+        receivers = Mutex(ReceiversHeard(lastKeyframe: clock.now))
     }
 
     deinit {
@@ -286,8 +298,10 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
                 keyframeRequested = true
             case .receiverReport(let report):
                 note(report.reportBlocks)
+                keyframeRequested = newReceiver(report.ssrc, blocks: report.reportBlocks, at: now) || keyframeRequested
             case .senderReport(let report):
                 note(report.reportBlocks)
+                keyframeRequested = newReceiver(report.ssrc, blocks: report.reportBlocks, at: now) || keyframeRequested
             case .goodbye:
                 heard.withLock { $0.goodbyeReceived = true }
             default:
@@ -298,6 +312,16 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
             heard.withLock { $0.keyframeRequests += 1 }
             onKeyframeRequest?()
         }
+        return true
+    }
+
+    /// Whether `reporter`'s report, with `blocks` about this stream, is the first from a new
+    /// receiver and a keyframe should go to it (`Configuration.keyframeOnNewReceiver`).
+    private func newReceiver(_ reporter: UInt32, blocks: [ReportBlock], at now: ClockTime) -> Bool {
+        guard configuration.keyframeOnNewReceiver, blocks.contains(where: { $0.ssrc == configuration.sender.ssrc }) else { return false }
+        let interval = configuration.newReceiverKeyframeInterval
+        guard receivers.withLock({ $0.noteNew(reporter, at: now, interval: interval) }) else { return false }
+        heard.withLock { $0.newReceivers += 1 }
         return true
     }
 
@@ -324,8 +348,11 @@ public struct RTPSendStatistics: Sendable, Hashable {
     /// NACKed packets no longer in the history.
     public var retransmissionsMissed = 0
     public var nacksReceived = 0
-    /// Compound packets with a PLI or FIR (each a keyframe request), and the PLIs and FIRs themselves.
+    /// Compound packets with a PLI or FIR (each a keyframe request), and the PLIs and FIRs themselves;
+    /// with `keyframeOnNewReceiver`, also the first report of a new receiver (`newReceivers`).
     public var keyframeRequests = 0
+    /// Receivers whose first report asked for a keyframe (`Configuration.keyframeOnNewReceiver`).
+    public var newReceivers = 0
     public var pliReceived = 0
     public var firReceived = 0
     /// Bytes of retransmitted payloads (RTX's original sequence numbers not counted).
@@ -355,5 +382,28 @@ extension NTPTimestamp {
         var spec = timespec()
         clock_gettime(CLOCK_REALTIME, &spec)
         return NTPTimestamp(unixSeconds: Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9)
+    }
+}
+
+/// The reporting SSRCs a sender has heard, in a fixed ring (a flood of forged reports evicts the
+/// oldest and grows nothing), and when a new one last earned a keyframe.
+struct ReceiversHeard: Sendable {
+    static let capacity = 32
+    private var ssrcs = [UInt32](repeating: 0, count: capacity)
+    private var count = 0
+    private var next = 0
+    private var lastKeyframe: ClockTime
+
+    init(lastKeyframe: ClockTime) { self.lastKeyframe = lastKeyframe }
+
+    /// Notes `ssrc`; true when it was not heard before and no new receiver got a keyframe within `interval`.
+    mutating func noteNew(_ ssrc: UInt32, at now: ClockTime, interval: ClockTime) -> Bool {
+        guard !ssrcs[0..<count].contains(ssrc) else { return false }
+        ssrcs[next] = ssrc
+        next = (next + 1) % Self.capacity
+        count = min(count + 1, Self.capacity)
+        guard now - lastKeyframe >= interval else { return false }
+        lastKeyframe = now
+        return true
     }
 }

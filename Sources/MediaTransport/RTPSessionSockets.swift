@@ -10,16 +10,31 @@ public final class RTPSessionSockets: @unchecked Sendable {
     public let rtcp: UDPSocket
 
     /// Binds the session's sockets at `local`: one socket when `multiplexed`, else a second one for
-    /// RTCP at `rtcpPort` (default: the port after the RTP port's, or a port of the kernel's choice
-    /// when the RTP port is 0).
+    /// RTCP at `rtcpPort` (default: the port after the RTP port's). When the RTP port is 0 the kernel
+    /// chooses it, and RTCP still takes the port after it (a few tries, then any port): a peer that
+    /// learns where to send RTCP from where RTP comes from (RFC 3550 §11, symmetric RTP of RFC 4961)
+    /// then reaches it with its very first report, not only after the first sender report shows
+    /// the real port a second later. A late joiner's first report asks for its keyframe.
     public init(local: SocketAddress, multiplexed: Bool, rtcpPort: UInt16? = nil) throws {
-        rtp = try UDPSocket(bindingTo: local)
         if multiplexed {
+            rtp = try UDPSocket(bindingTo: local)
             rtcp = rtp
-        } else {
-            let address = local.withPort(rtcpPort ?? (local.port == 0 ? 0 : local.port &+ 1))
-            do { rtcp = try UDPSocket(bindingTo: address) } catch { rtp.close(); throw error }
+            return
         }
+        if local.port == 0 && rtcpPort == nil {
+            for _ in 0..<16 {
+                let candidate = try UDPSocket(bindingTo: local)
+                let next = candidate.localAddress.port
+                if next < UInt16.max, let pair = try? UDPSocket(bindingTo: local.withPort(next + 1)) {
+                    (rtp, rtcp) = (candidate, pair)
+                    return
+                }
+                candidate.close()
+            }
+        }
+        rtp = try UDPSocket(bindingTo: local)
+        let address = local.withPort(rtcpPort ?? (local.port == 0 ? 0 : local.port &+ 1))
+        do { rtcp = try UDPSocket(bindingTo: address) } catch { rtp.close(); throw error }
     }
 
     public var isMultiplexed: Bool { rtp === rtcp }

@@ -1,3 +1,5 @@
+import Glibc
+
 /// What a pipeline reads or writes, as a user names it: a file, whose extension gives its format,
 /// or a device: `v4l2:/dev/video0` for a V4L2 camera, `alsa:default` for an ALSA PCM.
 public enum MediaEndpoint: Equatable, Sendable, CustomStringConvertible {
@@ -14,6 +16,10 @@ public enum MediaEndpoint: Equatable, Sendable, CustomStringConvertible {
         } else if text.hasPrefix(Self.soundScheme) {
             self = .sound(pcm: try Self.deviceName(text, scheme: Self.soundScheme))
         } else {
+            var info = stat()
+            if stat(text, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR {
+                throw TranscodeError.incompatible("\(text): is a directory, not a file")
+            }
             self = .file(path: text, try Container(path: text))
         }
     }

@@ -92,6 +92,8 @@ public struct RTPStreamDescription: Sendable {
     public var rtcpPort: UInt16?
     /// Retransmissions arriving as RTX (RFC 4588): their payload type and SSRC.
     public var rtx: (payloadType: UInt8, ssrc: UInt32)?
+    /// The one source to receive (SDP `a=ssrc`); nil: the first to pass probation (RFC 3550 §A.1).
+    public var ssrc: UInt32?
     /// Audio channels (Opus: 2 when the SDP says opus/48000/2).
     public var channels = 2
     /// SRTP, when the description gives a key (`a=crypto`).
@@ -159,7 +161,7 @@ public final class RTPReceivePipeline: @unchecked Sendable {
             throw TranscodeError.incompatible(RTPStreamError.noPayloadFormat(stream.codec).description)
         }
         let receiving = try RTPReceiveStream(
-            RTPReceiveStream.Settings(codec: stream.codec, payloadType: stream.payloadType, rtx: stream.rtx, local: stream.local,
+            RTPReceiveStream.Settings(codec: stream.codec, payloadType: stream.payloadType, ssrc: stream.ssrc, rtx: stream.rtx, local: stream.local,
                                       multiplexed: stream.multiplexed, rtcpPort: stream.rtcpPort, srtp: stream.srtp,
                                       frameRate: stream.frameRate, channels: stream.channels,
                                       minimumDelay: options.minimumDelay, maximumDelay: options.maximumDelay,

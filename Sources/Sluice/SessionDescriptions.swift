@@ -62,7 +62,8 @@ extension RTPStreamDescription {
     /// The stream of `media` (a section of `session`) that Sluice can receive: its first payload type
     /// with a payload format Sluice has (VP8, H.264, Opus), listened for at the section's port on the
     /// connection address when it is local, else on every address; RTCP as `a=rtcp-mux`/`a=rtcp`
-    /// say, RTX as `a=fmtp:N apt=` and `a=ssrc-group:FID` say (RFC 4588 §8, RFC 5576 §4.2), SRTP
+    /// say, RTX as `a=fmtp:N apt=` and `a=ssrc-group:FID` say (RFC 4588 §8, RFC 5576 §4.2), the
+    /// source as `a=ssrc` names it (RFC 5576 §4.1), SRTP
     /// with the first `a=crypto` key whose suite Sluice has (RFC 4568 §6).
     public init(media: MediaDescription, in session: SessionDescription) throws {
         var chosen: (payloadType: UInt8, codec: CodecName, map: SDPRTPMap)?
@@ -97,10 +98,14 @@ extension RTPStreamDescription {
             }
             srtp = SRTPParameters(profile: profile, key: try SRTPKeyMaterial(key, profile: profile))
         }
-        if let rtxPayloadType = try media.retransmissionPayloadType(for: chosen.payloadType),
-           let pairing = try media.sourceGroups().first(where: { $0.semantics == "FID" && $0.ssrcs.count == 2 }) {
+        let pairing = try media.sourceGroups().first(where: { $0.semantics == "FID" && $0.ssrcs.count == 2 })
+        if let rtxPayloadType = try media.retransmissionPayloadType(for: chosen.payloadType), let pairing {
             rtx = (rtxPayloadType, pairing.ssrcs[1])
         }
+        // The media source the section names (RFC 5576 §4.1; with RTX, the FID group's first): the
+        // receiver follows it alone. Without one, the first source to pass probation (RFC 3550 §A.1).
+        let named = try media.values(SDPSourceAttribute.self).first?.ssrc
+        ssrc = pairing?.ssrcs[0] ?? named
     }
 
     /// The connection address at `port` if this machine has it, else every address at `port`.

@@ -34,6 +34,9 @@ public struct TranscodeOptions: Sendable {
     /// Target bitrate in bits per second; `nil` means 800 kbit/s for video, 64 kbit/s for audio.
     public var bitrate: Int?
     public var keyframeInterval: Int?
+    /// Video: a keyframe at least this often, in seconds of the output's frame rate, when
+    /// `keyframeInterval` is not given (`sluice send` sets it, so that receivers who join late decode).
+    public var keyframePeriod: Double?
     /// Stop after this many frames (video) or blocks/packets (audio) of the input.
     public var maxFrames: Int?
     /// Codec worker threads.
@@ -336,13 +339,20 @@ public final class Transcoder: @unchecked Sendable {
             return
         }
         let settings = VideoEncoderSettings(bitrate: options.bitrate ?? TranscodeOptions.defaultVideoBitrate,
-                                            keyframeInterval: options.keyframeInterval, threads: options.threads)
+                                            keyframeInterval: options.keyframeInterval ?? periodicKeyframeInterval(),
+                                            threads: options.threads)
         let encoder = VideoEncoderNode(try registry.videoEncoder(for: codec, named: options.encoderName), settings: settings)
         try attachEncoded(graph.add(encoder, input: pictures), codec: codec, target: target, preSkip: { 0 })
         videoEncoder = encoder
         encoderKeyframes = { encoder.keyframes }
         encoderStatistics = { encoder.statistics }
         lastNode = encoder
+    }
+
+    /// `options.keyframePeriod` in frames of the encoder's input (at least 1).
+    private func periodicKeyframeInterval() -> Int? {
+        guard let period = options.keyframePeriod, let rate = options.frameRate ?? pictureFormat?.frameRate else { return nil }
+        return max(1, Int((period * rate.doubleValue).rounded(.down)))
     }
 
     /// The sink of compressed frames: a file of the target's kind, or an RTP sender.

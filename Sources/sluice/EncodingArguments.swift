@@ -11,7 +11,7 @@ struct EncodingArguments: ParsableArguments {
     @Option(help: "Encoder implementation: libvpx, x264 or openh264 (H.264), libopus. Default: the preferred one.")
     var encoder: String?
 
-    @Option(help: "Target bitrate, e.g. 500k, 2M. Default: 800k for video, 64k for audio.", transform: { text in
+    @Option(parsing: .unconditional, help: "Target bitrate, e.g. 500k, 2M. Default: 800k for video, 64k for audio.", transform: { text in
         guard let bps = TranscodeOptions.parseBitrate(text) else {
             throw ValidationError("bad bitrate '\(text)': use e.g. 800k, 2M or 500000")
         }
@@ -19,13 +19,13 @@ struct EncodingArguments: ParsableArguments {
     })
     var bitrate: Int?
 
-    @Option(help: "Maximum frames between keyframes. Default: the encoder's.")
+    @Option(parsing: .unconditional, help: "Maximum frames between keyframes. Default: the encoder's; for send, one second's worth.")
     var keyint: Int?
 
-    @Option(help: "Stop after this many frames (of the input).")
+    @Option(parsing: .unconditional, help: "Stop after this many frames (of the input).")
     var frames: Int?
 
-    @Option(help: "Stop capturing from a device (v4l2:, alsa:) after this many seconds.")
+    @Option(parsing: .unconditional, help: "Stop capturing from a device (v4l2:, alsa:) after this many seconds.")
     var duration: Double?
 
     @Flag(help: "Read the input file again from its start each time it ends, like a camera or microphone that never runs dry; stop with --frames or Ctrl-C.")
@@ -41,13 +41,13 @@ struct EncodingArguments: ParsableArguments {
             transform: parseFrameRate)
     var inputFPS: Rational?
 
-    @Option(help: "Output sample rate in Hz (audio is resampled). Default: the input's (48000 for Opus if the input's is not an Opus rate).")
+    @Option(parsing: .unconditional, help: "Output sample rate in Hz (audio is resampled). Default: the input's (48000 for Opus if the input's is not an Opus rate).")
     var sampleRate: Int?
 
-    @Option(help: "Output channels, 1 or 2 (mixed down or up). Default: the input's.")
+    @Option(parsing: .unconditional, help: "Output channels, 1 or 2 (mixed down or up). Default: the input's.")
     var channels: Int?
 
-    @Option(help: "Codec worker threads. Default: the number of cores, at most 8.")
+    @Option(parsing: .unconditional, help: "Codec worker threads. Default: the number of cores, at most 8.")
     var threads: Int = min(8, max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
 
     func validate() throws {
@@ -91,8 +91,39 @@ func parseSize(_ text: String) throws -> [Int] {
 
 /// The session description in the file at `path`; the error says why it cannot be read or parsed.
 func readSessionDescription(_ path: String) throws -> SessionDescription {
-    guard let data = FileManager.default.contents(atPath: path) else {
-        throw ValidationError("cannot read: \(String(cString: strerror(errno)))")
+    // Read with open(2) and read(2), whose errno is this call's: FileManager's nil for a directory
+    // or a device leaves a stale one ("Inappropriate ioctl for device").
+    let fd = open(path, O_RDONLY)
+    guard fd >= 0 else { throw ValidationError("cannot read: \(String(cString: strerror(errno)))") }
+    defer { close(fd) }
+    var info = stat()
+    guard fstat(fd, &info) != 0 || info.st_mode & S_IFMT != S_IFDIR else {
+        throw ValidationError("cannot read: is a directory, not a session description")
     }
-    return try SessionDescription(parsing: String(decoding: data, as: UTF8.self))
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 16_384)
+    while true {
+        // A session description is a few KiB; what goes on past 64 KiB (/dev/zero, a video) is not one.
+        guard bytes.count <= 1 << 16 else { throw ValidationError("cannot read: larger than 64 KiB, not a session description") }
+        let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if count < 0 && errno == EINTR { continue }
+        guard count >= 0 else { throw ValidationError("cannot read: \(String(cString: strerror(errno)))") }
+        if count == 0 { break }
+        bytes += chunk[0..<count]
+    }
+    return try SessionDescription(parsing: String(decoding: bytes, as: UTF8.self))
+}
+
+/// Writes `text` to the file at `path` atomically (a temporary file renamed over it, so a reader
+/// waiting for the file never sees half of it); the error says why it cannot, in one line.
+func writeText(_ text: String, to path: String) throws {
+    let temporary = "\(path).\(getpid()).tmp"
+    func failure() -> ValidationError {
+        let reason = String(cString: strerror(errno))
+        unlink(temporary)
+        return ValidationError("\(path): cannot write: \(reason)")
+    }
+    guard let file = fopen(temporary, "w") else { throw failure() }
+    let written = fputs(text, file) >= 0
+    guard fclose(file) == 0 && written, rename(temporary, path) == 0 else { throw failure() }
 }

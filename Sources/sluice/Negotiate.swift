@@ -11,10 +11,10 @@ struct ConstraintArguments: ParsableArguments {
     @Option(help: "Smallest acceptable picture, e.g. 320x180.", transform: parseSize)
     var minSize: [Int]?
 
-    @Option(help: "Highest frame rate to send (also the ideal).")
+    @Option(parsing: .unconditional, help: "Highest frame rate to send (also the ideal).")
     var maxFPS: Double = 30
 
-    @Option(help: "Lowest acceptable frame rate.")
+    @Option(parsing: .unconditional, help: "Lowest acceptable frame rate.")
     var minFPS: Double?
 
     @Option(help: "Put this codec first (vp8, h264, opus), as the offer's preference.")

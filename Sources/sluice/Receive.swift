@@ -31,19 +31,19 @@ struct Receive: ParsableCommand {
     @Argument(help: "The file to write (.y4m, .ivf, .h264, .wav, .opus).")
     var output: String
 
-    @Option(help: "Stop after this many frames.")
+    @Option(parsing: .unconditional, help: "Stop after this many frames.")
     var frames: Int?
 
-    @Option(help: "Stop this many seconds after the first frame.")
+    @Option(parsing: .unconditional, help: "Stop this many seconds after the first frame.")
     var duration: Double?
 
-    @Option(help: "Stop after this many seconds without a frame (also the longest wait for the first keyframe).")
+    @Option(parsing: .unconditional, help: "Stop after this many seconds without a frame (also the longest wait for the first keyframe).")
     var timeout: Double = 10
 
-    @Option(name: .customLong("min-delay"), help: "Least jitter-buffer delay, in milliseconds.")
+    @Option(name: .customLong("min-delay"), parsing: .unconditional, help: "Least jitter-buffer delay, in milliseconds.")
     var minimumDelay = 10
 
-    @Option(name: .customLong("max-delay"), help: "Most jitter-buffer delay, in milliseconds.")
+    @Option(name: .customLong("max-delay"), parsing: .unconditional, help: "Most jitter-buffer delay, in milliseconds.")
     var maximumDelay = 1000
 
     @Flag(name: .customLong("no-nack"), help: "Do not ask for lost packets again.")
@@ -92,8 +92,11 @@ struct Receive: ParsableCommand {
         var lines = ["received \(scheme)://\(receiver.localAddress) -> \(output) (\(receiver.endReason() ?? "stopped"))"]
         lines.append("  stream   \(receiver.stream.codec), SSRC \(statistics.ssrc.map(String.init) ?? "-"), "
                      + "\(receiver.outputFormat.map { "\($0)" } ?? "?")")
-        lines.append("  packets  \(statistics.packetsReceived) (\(statistics.bytesReceived) bytes), \(statistics.malformedPackets) malformed, "
-                     + "\(statistics.foreignPackets) of other streams")
+        lines.append("  packets  \(statistics.packetsReceived) (\(statistics.bytesReceived) bytes) of the stream")
+        lines.append("  dropped  \(statistics.malformedPackets) not RTP, \(statistics.oversizedPackets) oversized, "
+                     + "\(statistics.foreignPackets) of other streams, \(statistics.probationPackets) of sources on probation, "
+                     + "\(statistics.foreignRTCP) RTCP of other sources, \(statistics.malformedRTCP) malformed RTCP"
+                     + (statistics.unprotectFailures > 0 ? ", \(statistics.unprotectFailures) failed SRTP checks" : ""))
         if let jitter = statistics.jitterBuffer {
             lines.append("  frames   \(receiver.framesDone) written, \(jitter.framesReleased) complete, \(jitter.framesDropped) dropped "
                          + "(incomplete or waiting for a keyframe)")

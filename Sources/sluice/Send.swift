@@ -14,7 +14,9 @@ struct Send: ParsableCommand {
             --fps or --bitrate asks for a change. RTCP goes to the next port (the
             same one with --rtcp-mux): NACKs are answered with retransmissions,
             keyframe requests (PLI, FIR) with a keyframe when encoding; sender
-            reports go out every second and a BYE at the end.
+            reports go out every second and a BYE at the end. Encoded video has a
+            keyframe every second unless --keyint says otherwise, and one for each
+            new receiver's first report, so receivers that start late decode at once.
 
             --sdp writes a session description that receivers can open; --wait
             gives them time to start before the first packet. For example:
@@ -41,22 +43,22 @@ struct Send: ParsableCommand {
     @Option(help: "Write a session description (SDP) of the stream to this file.")
     var sdp: String?
 
-    @Option(help: "Seconds to wait after writing the SDP before sending, so that receivers can open it first.")
+    @Option(parsing: .unconditional, help: "Seconds to wait after writing the SDP before sending, so that receivers can open it first.")
     var wait: Double = 0
 
-    @Option(name: .customLong("payload-type"), help: "RTP payload type. Default: 96 for video, 111 for Opus.")
+    @Option(name: .customLong("payload-type"), parsing: .unconditional, help: "RTP payload type. Default: 96 for video, 111 for Opus.")
     var payloadType: UInt8?
 
-    @Option(help: "Largest RTP payload in bytes.")
+    @Option(parsing: .unconditional, help: "Largest RTP payload in bytes.")
     var mtu = 1200
 
     @Flag(name: .customLong("rtcp-mux"), help: "RTP and RTCP on one port (RFC 5761).")
     var rtcpMux = false
 
-    @Option(help: "Retransmit as RTX (RFC 4588) with this payload type, e.g. 97. Default: resend packets as they were.")
+    @Option(parsing: .unconditional, help: "Retransmit as RTX (RFC 4588) with this payload type, e.g. 97. Default: resend packets as they were.")
     var rtx: UInt8?
 
-    @Option(name: .customLong("packetization-mode"), help: "H.264 packetization mode: 0 (single NAL unit) or 1 (STAP-A, FU-A).")
+    @Option(name: .customLong("packetization-mode"), parsing: .unconditional, help: "H.264 packetization mode: 0 (single NAL unit) or 1 (STAP-A, FU-A).")
     var packetizationMode = 1
 
     @Option(help: "Impair the network on the way out, e.g. loss=5%,burst=3,reorder=3%,delay=20ms,jitter=5ms,seed=7.",
@@ -97,6 +99,13 @@ struct Send: ParsableCommand {
 
     func run() throws {
         var options = encoding.options
+        // Late joiners: a receiver that opens the SDP after the first keyframe left (ffmpeg a moment
+        // after `--sdp` is written) can decode nothing until the next one, and ffmpeg sends no RTCP
+        // to a sender it knows only from an SDP, so no PLI or new-receiver report can ask for one.
+        // A keyframe every second bounds its wait to a second, at the cost of about one keyframe's
+        // bits a second; receivers that do send RTCP (Sluice, GStreamer) get a keyframe at their
+        // first report (`keyframeOnNewReceiver`). --keyint overrides it.
+        if options.keyframeInterval == nil { options.keyframePeriod = 1 }
         if unpaced { options.pacing = .asFastAsPossible }
         let sender: Transcoder
         do {
@@ -117,7 +126,7 @@ struct Send: ParsableCommand {
             if let sdp {
                 let description = SessionDescription(describing: sender.rtpSender!, frameRate: sender.inputFormat?.video?.frameRate,
                                                      channels: sender.outputFormat?.audio?.channels ?? 2)
-                try description.serialized().write(toFile: sdp, atomically: true, encoding: .utf8)
+                try writeText(description.serialized(), to: sdp)
             }
         } catch {
             printError("sluice: \(error)")

@@ -54,6 +54,36 @@ import Testing
         try bytes.withUnsafeBytes { try socket.send($0, to: address) }
     }
 
+    /// A receiver heard for the first time after the stream's first second gets a keyframe at its
+    /// first report (it joined late); a receiver heard before, one reporting on another stream, and
+    /// a flood of forged new reporters get at most one keyframe a second between them.
+    @Test func aNewReceiversFirstReportAsksForAKeyframeAtMostOnceASecond() throws {
+        let (receiver, session) = try Self.pair()
+        defer {
+            session.close()
+            receiver.close()
+        }
+        let requests = Atomic(0)
+        session.onKeyframeRequest = { requests.add(1, ordering: .relaxed) }
+        let start = SystemClock().now
+        func report(from reporter: UInt32, about ssrc: UInt32 = Self.ssrc, at offset: ClockTime) throws {
+            let compound = RTCPCompoundPacket([.receiverReport(ReceiverReport(ssrc: reporter, reportBlocks: [ReportBlock(ssrc: ssrc)]))])
+            var bytes = [UInt8](repeating: 0, count: compound.marshalSize)
+            _ = try bytes.withUnsafeMutableBytes { try compound.write(into: $0) }
+            bytes.withUnsafeBytes { _ = session.receiveRTCP($0, at: start + offset) }
+        }
+        try report(from: 1, at: .milliseconds(100))
+        #expect(requests.load(ordering: .relaxed) == 0, "within the first second the stream's first keyframe serves it")
+        try report(from: 2, at: .seconds(2))
+        #expect(requests.load(ordering: .relaxed) == 1, "a late joiner")
+        try report(from: 2, at: .seconds(4))
+        try report(from: 3, about: 0x1234, at: .seconds(4))
+        #expect(requests.load(ordering: .relaxed) == 1, "heard before, or reporting on another stream")
+        for forged in 0..<1000 { try report(from: UInt32(100 + forged), at: .seconds(5) + .milliseconds(Int64(forged))) }
+        #expect(requests.load(ordering: .relaxed) == 2, "a thousand forged reporters in a second: one keyframe")
+        #expect(session.statistics.newReceivers == 2)
+    }
+
     @Test func framesGoOutWithASenderReportAndFeedbackIsAnswered() throws {
         let (receiver, session) = try Self.pair()
         let requests = Atomic<Int>(0)

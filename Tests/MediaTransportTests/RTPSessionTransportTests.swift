@@ -99,6 +99,31 @@ import Testing
 
     /// Every frame from the first keyframe on comes out whole and in order; with and without SRTP
     /// (the session copies packets to be protected in place only when the transport has overhead).
+    /// RTCP that says nothing of the stream's source (RFC 3550 §6.6: a BYE for others, reports of
+    /// strangers) is counted and dropped: it does not end the stream. The source's own BYE does.
+    @Test func rtcpOfStrangersNeitherEndsTheStreamNorPassesForItsOwn() throws {
+        let call = try Call(impairment: nil, srtp: false)
+        try call.sender.send(Self.frame(0, keyframe: true))
+        var frames: [EncodedFrame] = []
+        #expect(try call.receive(into: &frames))
+        func deliver(_ packets: [RTCPPacket]) throws -> Bool {
+            let compound = RTCPCompoundPacket(packets)
+            var bytes = [UInt8](repeating: 0, count: compound.marshalSize)
+            _ = try bytes.withUnsafeMutableBytes { try compound.write(into: $0) }
+            return bytes.withUnsafeBytes { call.receiver.receiveRTCP($0, at: call.clock.now) }
+        }
+        let stranger: UInt32 = 0xBAD0_BAD0
+        #expect(try !deliver([.receiverReport(ReceiverReport(ssrc: stranger)), .goodbye(Goodbye(sources: [stranger, 7]))]))
+        #expect(try !deliver([.senderReport(SenderReport(ssrc: stranger, ntpTimestamp: NTPTimestamp(unixSeconds: 0), rtpTimestamp: 0,
+                                                          packetCount: 0, octetCount: 0))]))
+        call.clock.advance(by: .milliseconds(100))
+        #expect(try call.receive(into: &frames), "no BYE of the stream seen")
+        #expect(call.receiver.statistics.foreignRTCP == 2)
+        #expect(try deliver([.goodbye(Goodbye(sources: [Self.ssrc]))]))
+        #expect(try !call.receive(into: &frames), "the source's own BYE ends the stream")
+        #expect(frames.count == 1)
+    }
+
     @Test(arguments: [false, true])
     func framesCrossALossyLinkAndLossesAreRepaired(srtp: Bool) throws {
         let call = try Call(impairment: ImpairmentProfile(lossPercent: 5, delay: .milliseconds(20), seed: 7), srtp: srtp)

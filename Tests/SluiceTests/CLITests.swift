@@ -34,6 +34,22 @@ import TestSupport
         (["serve", "--source", "x=SAMPLE", "--ice-server", "turns:example.org"], "TLS is not supported"),
         (["serve", "--source", "x=SAMPLE", "--port", "0"], "bad port 0"),
         (["serve", "--source", "x=SAMPLE", "--source", "x=SAMPLE"], "source x has a video track already"),
+        // A negative number is a bad value, not a missing one.
+        (["transcode", "SAMPLE", "out.ivf", "--bitrate", "-5"], "bad bitrate '-5'"),
+        (["transcode", "SAMPLE", "out.ivf", "--keyint", "-1"], "--keyint must be at least 1"),
+        (["receive", "/nonexistent/s.sdp", "out.ivf", "--timeout", "-1"], "--timeout must be positive"),
+        (["send", "SAMPLE", "--to", "127.0.0.1:5004", "--wait", "-2"], "--wait must be between 0 and 3600"),
+        (["answer", "/nonexistent/offer.sdp", "--max-fps", "-1"], "frame rates must be positive"),
+        // A directory where a file belongs says so.
+        (["transcode", "/tmp", "out.ivf"], "/tmp: is a directory"),
+        (["transcode", "SAMPLE", "/tmp"], "/tmp: is a directory"),
+        (["receive", "/tmp", "out.ivf"], "/tmp: cannot read: is a directory"),
+        (["answer", "/tmp"], "/tmp: cannot read: is a directory"),
+        (["receive", "/dev/null", "out.ivf"], "/dev/null: SDP has no v= line"),
+        (["receive", "/dev/zero", "out.ivf"], "/dev/zero: cannot read: larger than 64 KiB"),
+        // An SDP that cannot be written is one line, not a Foundation error dump, before anything is sent.
+        (["send", "SAMPLE", "--to", "127.0.0.1:5004", "--sdp", "/nonexistent/s.sdp"], "/nonexistent/s.sdp: cannot write: No such file or directory"),
+        (["send", "SAMPLE", "--to", "127.0.0.1:5004", "--sdp", "/tmp"], "/tmp: cannot write: Is a directory"),
     ])
     func badInputEndsWithOneLineAndAFailureStatus(arguments: [String], expected: String) throws {
         let args = arguments.map { $0.replacingOccurrences(of: "SAMPLE", with: TestSupport.sampleIVF) }
@@ -43,6 +59,22 @@ import TestSupport
         #expect(lines.count == 1, "stderr: \(result.stderr)")
         #expect(result.stderr.hasPrefix("sluice: "))
         #expect(result.stderr.contains(expected), "stderr: \(result.stderr)")
+    }
+
+    /// A port another program holds: one line naming the address and the reason, at once.
+    @Test func receivingOnABusyPortSaysSo() throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            let port = try RTPInteropTests.freePortPair()
+            let holder = try UDPSocket(bindingTo: SocketAddress(host: "127.0.0.1", port: port))
+            defer { holder.close() }
+            let sdp = dir.file("busy.sdp")
+            try "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=video \(port) RTP/AVP 96\r\na=rtpmap:96 VP8/90000\r\n"
+                .write(toFile: sdp, atomically: true, encoding: .utf8)
+            let result = try TestSupport.run(sluice, ["receive", sdp, dir.file("out.ivf"), "--timeout", "1"], timeout: 30)
+            #expect(result.status != 0)
+            #expect(result.stderr.split(separator: "\n").count == 1, "stderr: \(result.stderr)")
+            #expect(result.stderr.contains("127.0.0.1:\(port)") && result.stderr.contains("Address already in use"), "stderr: \(result.stderr)")
+        }
     }
 
     @Test func transcodePrintsWhatItDid() throws {
