@@ -44,6 +44,7 @@ let package = Package(
         .library(name: "CV4L2", targets: ["CV4L2"]),
         .library(name: "CALSA", targets: ["CALSA"]),
         .library(name: "CSSL", targets: ["CSSL"]),
+        .library(name: "CFFmpeg", targets: ["CFFmpeg"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -93,6 +94,10 @@ let package = Package(
         .systemLibrary(
             name: "CSSL", path: "Sources/CSSL", pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]),
+        // FFmpeg's libavformat, libavcodec and libavutil as one module: containers now, decoders later.
+        .systemLibrary(
+            name: "CFFmpeg", path: "Sources/CFFmpeg", pkgConfig: "libavformat",
+            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev"])]),
 
         // Media time, formats, frames, pools, the graph runtime.
         .target(
@@ -115,6 +120,8 @@ let package = Package(
         .target(
             name: "MediaFiles",
             dependencies: ["MediaCore", "COgg", .product(name: "SystemPackage", package: "swift-system")]),
+        // MP4/MOV, WebM, Matroska and Ogg through libavformat: demuxer (H.264 to Annex-B), muxer, AAC decoding.
+        .target(name: "MediaContainers", dependencies: ["MediaCore", "MediaFiles", "CFFmpeg"]),
         // RTP and RTCP (RFC 3550 and its profiles): packets, payload formats, jitter buffer. Pure logic: no
         // graph, no sockets, no codec library.
         .target(name: "MediaRTP", dependencies: ["MediaCore"]),
