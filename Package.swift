@@ -167,7 +167,7 @@ let package = Package(
         // Graph adapters: file sources/sinks, codec and conversion nodes.
         .target(
             name: "MediaNodes",
-            dependencies: ["MediaCore", "MediaCodecs", "MediaFiles", "MediaConvert", "MediaRTP", "MediaTransport"]),
+            dependencies: ["MediaCore", "MediaCodecs", "MediaFiles", "MediaContainers", "MediaConvert", "MediaRTP", "MediaTransport"]),
         // ALSA capture and playback through alsa-lib: device listing, a capture source, a playback sink.
         .target(name: "DeviceALSA", dependencies: ["MediaCore", "MediaConvert", "CALSA"]),
         // Umbrella: re-exports, the built-in codec registry and pipelines.
