@@ -121,7 +121,7 @@ let package = Package(
             name: "MediaFiles",
             dependencies: ["MediaCore", "COgg", .product(name: "SystemPackage", package: "swift-system")]),
         // MP4/MOV, WebM, Matroska and Ogg through libavformat: demuxer (H.264 to Annex-B), muxer, AAC decoding.
-        .target(name: "MediaContainers", dependencies: ["MediaCore", "MediaFiles", "CFFmpeg"]),
+        .target(name: "MediaContainers", dependencies: ["MediaCore", "MediaCodecs", "MediaFiles", "CFFmpeg"]),
         // RTP and RTCP (RFC 3550 and its profiles): packets, payload formats, jitter buffer. Pure logic: no
         // graph, no sockets, no codec library.
         .target(name: "MediaRTP", dependencies: ["MediaCore"]),
@@ -173,7 +173,7 @@ let package = Package(
         // Umbrella: re-exports, the built-in codec registry and pipelines.
         .target(
             name: "Sluice",
-            dependencies: ["MediaCore", "MediaCodecs", "MediaFiles", "MediaConvert", "MediaNodes", "MediaRTP",
+            dependencies: ["MediaCore", "MediaCodecs", "MediaFiles", "MediaContainers", "MediaConvert", "MediaNodes", "MediaRTP",
                            "MediaTransport", "MediaSDP", "MediaNegotiation", "MediaSRTP", "CodecVPX", "CodecX264", "CodecOpenH264", "CodecOpus", "CodecMJPEG",
                            "DeviceV4L2", "DeviceALSA", "MediaSTUN", "MediaICE", "MediaDTLS", "MediaPeer"]),
         .executableTarget(

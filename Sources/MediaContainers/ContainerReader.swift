@@ -24,6 +24,9 @@ public struct ContainerStream: Sendable, Equatable {
     public var preSkip = 0
     /// Frames the file says the stream holds (0 when it does not say).
     public var frameCount = 0
+    /// The codec's configuration as the container stores it (FFmpeg's extradata: an `avcC`, an AAC
+    /// AudioSpecificConfig, an OpusHead); empty when there is none.
+    public var configuration: [UInt8] = []
 }
 
 /// Reads a container file (MP4/MOV, WebM, Matroska, Ogg and whatever else libavformat opens) packet
@@ -51,6 +54,15 @@ public final class ContainerReader {
     private var failure: MediaFileError?
     /// The file offset past the last packet read, when the demuxer tells packet positions.
     private var endOfLastPacket = 0
+    /// Seconds from the file's start to the end of the latest packet read, of any stream.
+    private var endOfPackets = 0.0
+    /// Whether the container's duration was read from it (not estimated from the bitrate).
+    private let durationIsDeclared: Bool
+    private let startTime: Double
+
+    /// Packets may end this much before the duration the container declares without the file being
+    /// taken as cut short (the last packet's duration is not always stored).
+    static let durationTolerance = 0.5
 
     public init(path: String) throws {
         self.path = path
@@ -59,11 +71,11 @@ public final class ContainerReader {
             throw MediaFileError.cannotOpen(path: path, reason: String(cString: strerror(errno)))
         }
         fileSize = Int(info.st_size)
+        FFmpeg.setUp()
         var context: UnsafeMutablePointer<AVFormatContext>?
         var status = avformat_open_input(&context, path, nil, nil)
         guard status >= 0, let context else {
-            throw fileSize == 0 ? MediaFileError.truncated(path: path, offset: 0, detail: "empty file")
-                : MediaFileError.corrupt(path: path, offset: 0, detail: "not a container libavformat reads: \(FFmpeg.message(status))")
+            throw Self.openFailure(path: path, fileSize: fileSize, status: status)
         }
         self.context = context
         packet = av_packet_alloc()
@@ -75,14 +87,13 @@ public final class ContainerReader {
         }
         formatName = String(cString: context.pointee.iformat.pointee.name)
         duration = context.pointee.duration > 0 ? Double(context.pointee.duration) / Double(AV_TIME_BASE) : nil
+        durationIsDeclared = context.pointee.duration_estimation_method != AVFMT_DURATION_FROM_BITRATE
+        startTime = context.pointee.start_time == FFmpeg.noTimestamp ? 0 : Double(context.pointee.start_time) / Double(AV_TIME_BASE)
         var streams: [ContainerStream] = []
         for index in 0..<Int(context.pointee.nb_streams) {
             let stream = context.pointee.streams[index]!.pointee
             streams.append(Self.describe(stream, index: index))
-            let parameters = stream.codecpar.pointee
-            if parameters.codec_id == AV_CODEC_ID_H264, parameters.extradata_size > 0,
-               let configuration = AVCConfiguration(Array(UnsafeBufferPointer(start: parameters.extradata,
-                                                                               count: Int(parameters.extradata_size)))) {
+            if streams[index].codec == .h264, let configuration = AVCConfiguration(streams[index].configuration) {
                 configurations[index] = configuration
             }
         }
@@ -93,6 +104,29 @@ public final class ContainerReader {
         var packet: UnsafeMutablePointer<AVPacket>? = packet
         av_packet_free(&packet)
         avformat_close_input(&context)
+    }
+
+    /// Why `avformat_open_input` failed: an empty file, a cut MP4 (its index, written last, missing),
+    /// or bytes that are no container at all.
+    private static func openFailure(path: String, fileSize: Int, status: Int32) -> MediaFileError {
+        guard fileSize > 0 else { return .truncated(path: path, offset: 0, detail: "empty file") }
+        var probe = [UInt8](repeating: 0, count: min(fileSize, 4096) + Int(AVPROBE_PADDING_SIZE))
+        let head = fopen(path, "rb")
+        let read = head.map { fread(&probe, 1, min(fileSize, 4096), $0) } ?? 0
+        if let head { fclose(head) }
+        let name: String? = probe.withUnsafeMutableBufferPointer { buffer in
+            var data = AVProbeData(filename: path, buf: buffer.baseAddress, buf_size: Int32(read), mime_type: nil)
+            return av_probe_input_format(&data, 1).map { String(cString: $0.pointee.name) }
+        }
+        switch name {
+        case .some(let name) where name.hasPrefix("mov"):
+            return .truncated(path: path, offset: fileSize,
+                              detail: "MP4 without its index (moov box), which is written last: the file was cut before its end")
+        case .some(let name):
+            return .corrupt(path: path, offset: 0, detail: "a \(name) file libavformat cannot open: \(FFmpeg.message(status))")
+        case nil:
+            return .corrupt(path: path, offset: 0, detail: "not a container libavformat reads: \(FFmpeg.message(status))")
+        }
     }
 
     private static func describe(_ stream: AVStream, index: Int) -> ContainerStream {
@@ -120,6 +154,9 @@ public final class ContainerReader {
             }
         }
         description.frameCount = Int(stream.nb_frames)
+        if let extradata = parameters.extradata, parameters.extradata_size > 0 {
+            description.configuration = Array(UnsafeBufferPointer(start: extradata, count: Int(parameters.extradata_size)))
+        }
         return description
     }
 
@@ -157,7 +194,12 @@ public final class ContainerReader {
             guard status >= 0 else { throw damage(FFmpeg.message(status)) }
             defer { av_packet_unref(packet) }
             let index = Int(packet.pointee.stream_index)
-            guard index < streams.count, let codec = streams[index].codec else { continue }
+            guard index < streams.count else { continue }
+            if packet.pointee.pts != FFmpeg.noTimestamp {
+                let end = Double(packet.pointee.pts + max(packet.pointee.duration, 0)) * streams[index].timebase.doubleValue
+                endOfPackets = max(endOfPackets, end - startTime)
+            }
+            guard let codec = streams[index].codec else { continue }
             let data = UnsafeRawBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size))
             let position = Int(packet.pointee.pos)
             if position >= 0 { endOfLastPacket = max(endOfLastPacket, position + data.count) }
@@ -205,7 +247,15 @@ public final class ContainerReader {
             throw MediaFileError.truncated(path: path, offset: fileSize,
                                            detail: "the last packet runs to byte \(endOfLastPacket), past the end of the file")
         }
+        // Matroska and WebM demuxers end quietly at a cut; the declared duration tells.
+        if durationIsDeclared, let duration, endOfPackets < duration - Self.durationTolerance {
+            throw MediaFileError.truncated(
+                path: path, offset: fileSize,
+                detail: "the packets end at \(Self.milliseconds(endOfPackets)) s of the \(Self.milliseconds(duration)) s the container declares")
+        }
     }
+
+    private static func milliseconds(_ seconds: Double) -> Double { (seconds * 1000).rounded() / 1000 }
 
     /// The error for a failed read: truncated when the demuxer was at the end of the file, else corrupt.
     private func damage(_ reason: String) -> MediaFileError {

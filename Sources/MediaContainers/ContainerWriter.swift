@@ -80,6 +80,7 @@ public final class ContainerWriter: @unchecked Sendable {
             throw MediaFileError.unsupported(path: path, detail: "not a container Sluice writes (.mp4, .webm, .mkv)")
         }
         precondition(trackCount > 0)
+        FFmpeg.setUp()
         self.path = path
         self.format = format
         self.trackCount = trackCount
@@ -89,12 +90,6 @@ public final class ContainerWriter: @unchecked Sendable {
             throw MediaFileError.writeFailed(path: path, reason: FFmpeg.message(status))
         }
         self.context = context
-        let opened = avio_open(&context.pointee.pb, path, AVIO_FLAG_WRITE)
-        guard opened >= 0 else {
-            avformat_free_context(context)
-            self.context = nil
-            throw MediaFileError.cannotOpen(path: path, reason: FFmpeg.message(opened))
-        }
     }
 
     deinit { try? close() }
@@ -108,11 +103,16 @@ public final class ContainerWriter: @unchecked Sendable {
             guard let context, !headerWritten, tracks.count < trackCount else {
                 preconditionFailure("\(path): tracks are added before any frame is written, at most \(trackCount)")
             }
-            guard format.codecs.contains(track.codec), let id = FFmpeg.codecID(track.codec),
-                  let stream = avformat_new_stream(context, nil) else {
+            guard format.codecs.contains(track.codec), let id = FFmpeg.codecID(track.codec) else {
                 throw MediaFileError.writeFailed(
                     path: path, reason: "a .\(format.rawValue) file takes \(format.codecs.map(\.rawValue).joined(separator: ", ")), not \(track.codec)")
             }
+            // The file is created with the first track, when the graph starts, not when it is built.
+            if context.pointee.pb == nil {
+                let opened = avio_open(&context.pointee.pb, path, AVIO_FLAG_WRITE)
+                guard opened >= 0 else { throw MediaFileError.cannotOpen(path: path, reason: FFmpeg.message(opened)) }
+            }
+            guard let stream = avformat_new_stream(context, nil) else { throw fail("out of memory") }
             let parameters = stream.pointee.codecpar!
             parameters.pointee.codec_id = id
             switch track {

@@ -13,6 +13,10 @@ enum FFmpeg {
     static let again = sluice_averror_eagain()
     static let noTimestamp = sluice_av_nopts_value()
 
+    /// Once per process: libavformat logs only fatal errors; Sluice reports every failure itself, naming file and offset.
+    static func setUp() { _ = quiet }
+    private static let quiet: Void = av_log_set_level(AV_LOG_FATAL)
+
     /// The text of an FFmpeg error code.
     static func message(_ code: Int32) -> String {
         var text = [CChar](repeating: 0, count: 128)

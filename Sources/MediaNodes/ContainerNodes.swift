@@ -11,6 +11,7 @@ public final class ContainerFileSource: MediaSource {
     public let format: MediaFormat
     private var pacer: SourcePacer<EncodedFrame>
     private var clock: (any MediaClock)?
+    private let endTime: Double?
 
     /// The first stream of `kind` in `path` (a file of its own; share a demuxer for several streams).
     public convenience init(path: String, kind: ContainerStream.Kind, maxFrames: Int? = nil,
@@ -20,11 +21,14 @@ public final class ContainerFileSource: MediaSource {
                       pacing: pacing, name: name)
     }
 
-    /// The stream `stream` of `demuxer`'s file, which must be in a codec Sluice reads.
-    public init(demuxer: ContainerDemuxer, stream: ContainerStream, maxFrames: Int? = nil,
+    /// The stream `stream` of `demuxer`'s file, which must be in a codec Sluice reads. `endTime`:
+    /// seconds at which the stream is cut (the frames starting before it are read), e.g. to end audio
+    /// with video limited to a number of frames.
+    public init(demuxer: ContainerDemuxer, stream: ContainerStream, maxFrames: Int? = nil, endTime: Double? = nil,
                 pacing: Pacing = .asFastAsPossible, name: String? = nil) throws {
-        guard let codec = stream.codec, codec != .aac else {
-            throw MediaFileError.unsupported(path: demuxer.path, detail: "stream \(stream.index) (\(stream.codecName)) is not carried encoded; Sluice reads H.264 and VP8 video and Opus audio")
+        self.endTime = endTime
+        guard let codec = stream.codec else {
+            throw MediaFileError.unsupported(path: demuxer.path, detail: "stream \(stream.index) is \(stream.codecName), which Sluice does not read")
         }
         self.name = name ?? "container-\(stream.kind)-reader"
         self.demuxer = demuxer
@@ -47,7 +51,11 @@ public final class ContainerFileSource: MediaSource {
     public func outputCaps() throws -> Caps { Caps(format) }
     public func start(output: MediaFormat, context: NodeContext) throws { clock = context.clock }
     public func produce() throws -> Production<EncodedFrame> {
-        try pacer.next(clock: clock!) { try demuxer.next(stream: stream.index) }
+        try pacer.next(clock: clock!) {
+            guard let frame = try demuxer.next(stream: stream.index) else { return nil }
+            if let endTime, frame.pts.seconds >= endTime { return nil }
+            return frame
+        }
     }
 }
 
