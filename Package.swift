@@ -197,6 +197,9 @@ let package = Package(
         .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore", "CHeapStats"]),
         .testTarget(name: "MediaConvertTests", dependencies: ["MediaConvert", "TestSupport"]),
         .testTarget(name: "MediaFilesTests", dependencies: ["MediaFiles", "TestSupport"]),
+        .testTarget(
+            name: "MediaContainersTests",
+            dependencies: ["MediaContainers", "MediaNodes", "CodecVPX", "CodecOpenH264", "CodecOpus", "TestSupport"]),
         .testTarget(name: "CodecVPXTests", dependencies: ["CodecVPX", "MediaFiles", "TestSupport"]),
         .testTarget(name: "CodecX264Tests", dependencies: ["CodecX264", "CX264", "MediaFiles", "TestSupport"]),
         .testTarget(name: "CodecOpenH264Tests", dependencies: ["CodecOpenH264", "TestSupport"]),
