@@ -115,12 +115,13 @@ final class ContainerAudioDecoder: AudioDecoder {
         let inputChannels = Int(decoded.ch_layout.nb_channels)
         if mix.count != channels || mix.first?.count != inputChannels { mix = Self.mixMatrix(decoded.ch_layout, to: channels) }
         let count = Int(decoded.nb_samples)
-        let dropped = min(skip, count)
-        skip -= dropped
-        guard count > dropped else { return }
         let timebase = Rational(1, stream.sampleRate)
-        let start = decoded.pts == FFmpeg.noTimestamp ? 0
+        let start = decoded.pts == FFmpeg.noTimestamp ? nextStart
             : MediaTime(decoded.pts, timebase: stream.timebase).rescaled(to: timebase).value
+        // Samples before time 0 are the encoder's priming, which an MP4 edit list marks so (AAC's 1024).
+        let dropped = min(max(skip, Int(-start)), count)
+        skip = max(skip - dropped, 0)
+        guard count > dropped else { return }
         var output = AudioFrame(sampleFormat: .f32, sampleRate: stream.sampleRate, channels: channels,
                                 sampleCount: count - dropped, pts: MediaTime(start + Int64(dropped), timebase: timebase), pool: pool)
         output.buffer.count = output.byteCount

@@ -204,8 +204,11 @@ public final class ContainerReader {
             let position = Int(packet.pointee.pos)
             if position >= 0 { endOfLastPacket = max(endOfLastPacket, position + data.count) }
             if packet.pointee.flags & AV_PKT_FLAG_CORRUPT != 0 {
-                throw MediaFileError.truncated(path: path, offset: max(position, 0),
-                                               detail: "packet \(packetsRead) (stream \(index)) is cut short")
+                // A packet the demuxer could not read whole: cut short at the end of the file, else damaged.
+                let atEnd = context.pointee.pb.map { avio_feof($0) != 0 || Int(avio_tell($0)) >= fileSize } ?? false
+                let detail = "packet \(packetsRead) (stream \(index)) is " + (atEnd ? "cut short" : "damaged")
+                throw atEnd ? MediaFileError.truncated(path: path, offset: max(position, 0), detail: detail)
+                    : MediaFileError.corrupt(path: path, offset: max(position, 0), detail: detail)
             }
             let timebase = streams[index].timebase
             let dts = packet.pointee.dts == FFmpeg.noTimestamp ? nil : packet.pointee.dts

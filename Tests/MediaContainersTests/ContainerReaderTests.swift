@@ -128,8 +128,12 @@ import TestSupport
             try decoder.flush { decoded.append($0) }
             let ours = floats(decoded)
             let theirs = floats(try TestSupport.ffmpeg(["-i", path, "-f", "f32le", "-"]).stdout, format: .f32)
-            #expect(ours.count == theirs.count && ours.count >= 96_000)
-            #expect(snr(theirs, ours) > 90, "libavcodec decodes the same samples either way")
+            // ffmpeg also trims the last packet's padding, which the container marks in side data.
+            #expect(ours.count >= theirs.count && ours.count - theirs.count < 2 * 1024 && theirs.count >= 96_000,
+                    "\(ours.count) samples, ffmpeg \(theirs.count)")
+            let common = min(ours.count, theirs.count)
+            #expect(snr(theirs[..<common], ours[..<common]) > 90, "libavcodec decodes the same samples either way")
+            #expect(decoded.first?.pts == .zero(Rational(1, 48_000)), "the priming before 0 is dropped")
             // Timestamps run on without gaps.
             for (a, b) in zip(decoded, decoded.dropFirst()) { #expect(a.pts + a.duration == b.pts) }
         }

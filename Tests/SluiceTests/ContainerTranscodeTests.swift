@@ -22,12 +22,13 @@ import TestSupport
     }
 
     /// An MP4 made by ffmpeg: `frames` pictures of the sample (H.264 Baseline, 320x180 at 25 fps) and
-    /// a stereo 440 Hz tone in AAC as long as them.
+    /// a stereo 440 Hz tone in AAC as long as them (`-t`: `-frames:v` would cut the audio where the
+    /// video ends in ffmpeg's interleaving, well before its end).
     static func makeMP4(in dir: URL, frames: Int, extra: [String] = []) throws -> String {
         let path = dir.appendingPathComponent("clip.mp4").path
         let seconds = Double(frames) / 25
         try TestSupport.ffmpeg(["-i", TestSupport.sampleIVF, "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=\(seconds)",
-                                "-map", "0:v", "-map", "1:a", "-frames:v", "\(frames)", "-vf", "scale=320:180",
+                                "-map", "0:v", "-map", "1:a", "-t", "\(seconds)", "-vf", "scale=320:180",
                                 "-c:v", "libx264", "-profile:v", "baseline", "-g", "25", "-ac", "2", "-c:a", "aac"] + extra + [path])
         return path
     }
