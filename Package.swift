@@ -98,6 +98,8 @@ let package = Package(
         .systemLibrary(
             name: "CFFmpeg", path: "Sources/CFFmpeg", pkgConfig: "libavformat",
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev"])]),
+        // FFmpeg's log callback (C variadic arguments), recording the errors a demuxer logs but steps over.
+        .target(name: "CFFmpegShims", dependencies: ["CFFmpeg"], path: "Sources/CFFmpegShims"),
 
         // Media time, formats, frames, pools, the graph runtime.
         .target(
@@ -121,7 +123,7 @@ let package = Package(
             name: "MediaFiles",
             dependencies: ["MediaCore", "COgg", .product(name: "SystemPackage", package: "swift-system")]),
         // MP4/MOV, WebM, Matroska and Ogg through libavformat: demuxer (H.264 to Annex-B), muxer, AAC decoding.
-        .target(name: "MediaContainers", dependencies: ["MediaCore", "MediaCodecs", "MediaFiles", "CFFmpeg"]),
+        .target(name: "MediaContainers", dependencies: ["MediaCore", "MediaCodecs", "MediaFiles", "CFFmpeg", "CFFmpegShims"]),
         // RTP and RTCP (RFC 3550 and its profiles): packets, payload formats, jitter buffer. Pure logic: no
         // graph, no sockets, no codec library.
         .target(name: "MediaRTP", dependencies: ["MediaCore"]),

@@ -72,7 +72,9 @@ public final class ContainerReader {
         }
         fileSize = Int(info.st_size)
         FFmpeg.setUp()
-        var context: UnsafeMutablePointer<AVFormatContext>?
+        // Demuxers that can resynchronise past damage (Matroska, Ogg) fail instead, so nothing is skipped silently.
+        var context: UnsafeMutablePointer<AVFormatContext>? = avformat_alloc_context()
+        context?.pointee.error_recognition = AV_EF_EXPLODE | AV_EF_CRCCHECK
         var status = avformat_open_input(&context, path, nil, nil)
         guard status >= 0, let context else {
             throw Self.openFailure(path: path, fileSize: fileSize, status: status)
@@ -189,9 +191,13 @@ public final class ContainerReader {
     private func readPacket(pool: BufferPool?) throws -> (stream: Int, frame: EncodedFrame)? {
         guard let context else { return nil }
         while true {
-            let status = av_read_frame(context, packet)
-            if status == FFmpeg.eof { try checkComplete(); return nil }
-            guard status >= 0 else { throw damage(FFmpeg.message(status)) }
+            let (status, logged) = FFmpeg.recordingErrors { av_read_frame(context, packet) }
+            if status == FFmpeg.eof {
+                if let logged { throw damage(logged) }
+                try checkComplete()
+                return nil
+            }
+            guard status >= 0 else { throw damage(logged.map { "\(FFmpeg.message(status)) (\($0))" } ?? FFmpeg.message(status)) }
             defer { av_packet_unref(packet) }
             let index = Int(packet.pointee.stream_index)
             guard index < streams.count else { continue }
@@ -199,10 +205,8 @@ public final class ContainerReader {
                 let end = Double(packet.pointee.pts + max(packet.pointee.duration, 0)) * streams[index].timebase.doubleValue
                 endOfPackets = max(endOfPackets, end - startTime)
             }
-            guard let codec = streams[index].codec else { continue }
             let data = UnsafeRawBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size))
             let position = Int(packet.pointee.pos)
-            if position >= 0 { endOfLastPacket = max(endOfLastPacket, position + data.count) }
             if packet.pointee.flags & AV_PKT_FLAG_CORRUPT != 0 {
                 // A packet the demuxer could not read whole: cut short at the end of the file, else damaged.
                 let atEnd = context.pointee.pb.map { avio_feof($0) != 0 || Int(avio_tell($0)) >= fileSize } ?? false
@@ -210,6 +214,13 @@ public final class ContainerReader {
                 throw atEnd ? MediaFileError.truncated(path: path, offset: max(position, 0), detail: detail)
                     : MediaFileError.corrupt(path: path, offset: max(position, 0), detail: detail)
             }
+            if let logged {
+                // The demuxer stepped over damage to reach this packet: what lay before it is lost.
+                throw MediaFileError.corrupt(path: path, offset: endOfLastPacket,
+                                             detail: "after packet \(packetsRead): \(logged)" + (position >= 0 ? "; the demuxer resumed at byte \(position)" : ""))
+            }
+            if position >= 0 { endOfLastPacket = max(endOfLastPacket, position + data.count) }
+            guard let codec = streams[index].codec else { continue }
             let timebase = streams[index].timebase
             let dts = packet.pointee.dts == FFmpeg.noTimestamp ? nil : packet.pointee.dts
             guard let pts = packet.pointee.pts == FFmpeg.noTimestamp ? dts : packet.pointee.pts else {

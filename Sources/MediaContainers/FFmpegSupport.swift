@@ -1,4 +1,5 @@
 import CFFmpeg
+import CFFmpegShims
 import MediaCore
 
 /// Codecs Sluice reads from containers beyond those MediaCore names.
@@ -13,9 +14,22 @@ enum FFmpeg {
     static let again = sluice_averror_eagain()
     static let noTimestamp = sluice_av_nopts_value()
 
-    /// Once per process: libavformat logs only fatal errors; Sluice reports every failure itself, naming file and offset.
-    static func setUp() { _ = quiet }
-    private static let quiet: Void = av_log_set_level(AV_LOG_FATAL)
+    /// Once per process: FFmpeg prints only fatal errors (Sluice reports every failure itself, naming
+    /// file and offset), and the errors it logs can be recorded (`recordingErrors`).
+    static func setUp() { sluice_ffmpeg_log_install(AV_LOG_FATAL) }
+
+    /// Runs `body` and returns with its result the first error FFmpeg logged meanwhile on this thread.
+    static func recordingErrors<T>(_ body: () throws -> T) rethrows -> (T, String?) {
+        sluice_ffmpeg_log_begin()
+        let result: T
+        do {
+            result = try body()
+        } catch {
+            _ = sluice_ffmpeg_log_end()
+            throw error
+        }
+        return (result, sluice_ffmpeg_log_end().map { String(cString: $0) })
+    }
 
     /// The text of an FFmpeg error code.
     static func message(_ code: Int32) -> String {

@@ -221,6 +221,35 @@ import TestSupport
             }
         }
     }
+
+    /// 3000 bytes of noise at 40% of the file: the packets before the damage are read, then an error
+    /// names the file and an offset at the damage (Matroska's demuxer would resynchronise past it
+    /// silently; the error it logs is caught).
+    @Test(arguments: [("damaged.webm", vp8, [String]()), ("damaged.mkv", h264, []), ("damaged.mp4", h264, ["-movflags", "+faststart"])])
+    func damageInTheMiddleIsACorruptError(name: String, video: [String], extra: [String]) throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            let whole = try Self.make("whole-" + name, in: dir, video: video + ["-b:v", "2M"], audio: Self.opus, extra: extra)
+            var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: whole)))
+            let damage = bytes.count * 4 / 10
+            for index in damage..<(damage + 3000) { bytes[index] = UInt8(truncatingIfNeeded: index &* 7919 &+ 13) }
+            let path = dir.appendingPathComponent(name).path
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            var read = 0
+            var failure: (any Error)?
+            do {
+                let reader = try ContainerReader(path: path)
+                while try reader.next(pool: nil) != nil { read += 1 }
+            } catch {
+                failure = error
+            }
+            guard case MediaFileError.corrupt(path, let offset, let detail)? = failure else {
+                Issue.record("\(name): \(read) packets, then \(failure.map { "\($0)" } ?? "no error")")
+                return
+            }
+            #expect(offset > damage - 64 * 1024 && offset < damage + 3000, "\(name): offset \(offset), damage at \(damage): \(detail)")
+            #expect(read > 5, "\(name): the packets before the damage are read")
+        }
+    }
 }
 
 @Suite struct AVCConfigurationTests {
