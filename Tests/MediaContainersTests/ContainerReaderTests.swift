@@ -47,6 +47,18 @@ import TestSupport
         return (reader, packets)
     }
 
+    /// How many packets `path` gives before the error that ends it, and that error.
+    static func readUntilFailure(_ path: String) -> (read: Int, failure: (any Error)?) {
+        var read = 0
+        do {
+            let reader = try ContainerReader(path: path)
+            while try reader.next(pool: nil) != nil { read += 1 }
+            return (read, nil)
+        } catch {
+            return (read, error)
+        }
+    }
+
     /// ffmpeg's decoding of the file's video, as pictures.
     static func reference(_ path: String, count: Int) throws -> [VideoFrame] {
         let raw = try TestSupport.ffmpeg(["-i", path, "-map", "0:v", "-pix_fmt", "yuv420p", "-f", "rawvideo", "-"]).stdout
@@ -201,14 +213,7 @@ import TestSupport
             let bytes = try Data(contentsOf: URL(fileURLWithPath: whole))
             let path = dir.appendingPathComponent(name).path
             try bytes.prefix(bytes.count * 6 / 10).write(to: URL(fileURLWithPath: path))
-            var read = 0
-            var failure: (any Error)?
-            do {
-                let reader = try ContainerReader(path: path)
-                while try reader.next(pool: nil) != nil { read += 1 }
-            } catch {
-                failure = error
-            }
+            let (read, failure) = Self.readUntilFailure(path)
             guard case MediaFileError.truncated(path, let offset, let detail)? = failure else {
                 Issue.record("\(name): \(read) packets, then \(failure.map { "\($0)" } ?? "no error")")
                 return
@@ -234,14 +239,7 @@ import TestSupport
             for index in damage..<(damage + 3000) { bytes[index] = UInt8(truncatingIfNeeded: index &* 7919 &+ 13) }
             let path = dir.appendingPathComponent(name).path
             try Data(bytes).write(to: URL(fileURLWithPath: path))
-            var read = 0
-            var failure: (any Error)?
-            do {
-                let reader = try ContainerReader(path: path)
-                while try reader.next(pool: nil) != nil { read += 1 }
-            } catch {
-                failure = error
-            }
+            let (read, failure) = Self.readUntilFailure(path)
             guard case MediaFileError.corrupt(path, let offset, let detail)? = failure else {
                 Issue.record("\(name): \(read) packets, then \(failure.map { "\($0)" } ?? "no error")")
                 return
