@@ -72,6 +72,10 @@ public final class ContainerWriter: @unchecked Sendable {
     private var closed = false
     private var waiting: [(track: Int, frame: EncodedFrame)] = []
     private var written: [Int] = []
+    /// Per track, a frame without a duration waiting for the next one to give it one (an MP4's last
+    /// sample without a duration falls outside its edit list, and players drop it).
+    private var held: [EncodedFrame?] = []
+    private var lastDuration: [MediaTime?] = []
     private var failure: MediaFileError?
 
     /// Creates `path` (its extension gives the format unless `format` does) for `trackCount` tracks.
@@ -134,34 +138,62 @@ public final class ContainerWriter: @unchecked Sendable {
             tracks.append(track)
             ended.append(false)
             written.append(0)
+            held.append(nil)
+            lastDuration.append(nil)
             configured.append(track.codec != .h264)
             return tracks.count - 1
         }
     }
 
-    /// Writes `frame` to `track` (or keeps it until the header can be written).
+    /// Writes `frame` to `track` (or keeps it until the header can be written). A frame without a
+    /// duration is written when the next one comes, lasting until it (by decoding time).
     public func write(_ frame: EncodedFrame, track: Int) throws {
         try lock.withLock {
             if let failure { throw failure }
             guard !closed else { throw MediaFileError.writeFailed(path: path, reason: "written after close") }
-            if !headerWritten {
-                if !configured[track], let sets = AVCConfiguration.parameterSets(inAnnexB: frame.bytes) {
-                    setExtradata(context!.pointee.streams[track]!.pointee.codecpar, sets)
-                    configured[track] = true
-                }
-                waiting.append((track, frame))
-                guard tracks.count == trackCount, !configured.contains(false) else { return }
-                try writeHeader()
-                return
+            if var previous = held[track] {
+                let step = frame.dts - previous.dts
+                previous.duration = step.value > 0 ? step : lastDuration[track]
+                held[track] = nil
+                try accept(previous, track: track)
             }
-            try send(frame, track: track)
+            if frame.duration == nil {
+                held[track] = frame
+            } else {
+                try accept(frame, track: track)
+            }
         }
+    }
+
+    /// Writes a frame whose duration is settled, or keeps it until the header is written.
+    private func accept(_ frame: EncodedFrame, track: Int) throws {
+        lastDuration[track] = frame.duration
+        if !headerWritten {
+            if !configured[track], let sets = AVCConfiguration.parameterSets(inAnnexB: frame.bytes) {
+                setExtradata(context!.pointee.streams[track]!.pointee.codecpar, sets)
+                configured[track] = true
+            }
+            waiting.append((track, frame))
+            guard tracks.count == trackCount, !configured.contains(false) else { return }
+            try writeHeader()
+            return
+        }
+        try send(frame, track: track)
+    }
+
+    /// Writes what `track` holds back, lasting as long as the frame before it.
+    private func release(_ track: Int) throws {
+        guard var last = held[track] else { return }
+        held[track] = nil
+        last.duration = lastDuration[track]
+        try accept(last, track: track)
     }
 
     /// Says that `track` has no more frames; the file is closed when every track has ended.
     public func endTrack(_ track: Int) throws {
-        let last = lock.withLock {
+        let last = try lock.withLock {
             ended[track] = true
+            try release(track)
             return tracks.count == trackCount && !ended.contains(false)
         }
         if last { try close() }
@@ -179,6 +211,7 @@ public final class ContainerWriter: @unchecked Sendable {
             }
             if let failure { throw failure }
             guard !tracks.isEmpty else { return }
+            for track in tracks.indices { try release(track) }
             if !headerWritten { try writeHeader() }
             let status = av_write_trailer(context)
             guard status >= 0 else { throw fail(FFmpeg.message(status)) }

@@ -250,6 +250,45 @@ import TestSupport
     }
 }
 
+/// Container files with bytes changed at random (seeded, so a failure reproduces): reading them ends
+/// normally or with a `MediaFileError` naming the file, never anything else.
+@Suite struct ContainerFuzzTests {
+    @Test(arguments: [("fuzz.webm", ContainerReaderTests.vp8), ("fuzz.mp4", ContainerReaderTests.h264),
+                      ("fuzz.mkv", ContainerReaderTests.h264)])
+    func damagedFilesEndOnlyInNamedErrors(name: String, video: [String]) throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            let whole = try ContainerReaderTests.make(name, in: dir, video: video, audio: ContainerReaderTests.opus,
+                                                      extra: ["-movflags", "+faststart"])
+            let original = [UInt8](try Data(contentsOf: URL(fileURLWithPath: whole)))
+            var random = SplitMix64(seed: 0x5eed_0000 + UInt64(original.count))
+            var outcomes: [String: Int] = [:]
+            for round in 0..<40 {
+                var bytes = original
+                for _ in 0..<(1 + round % 8) {
+                    let at = Int.random(in: 0..<bytes.count, using: &random)
+                    for index in at..<min(at + Int.random(in: 1...16, using: &random), bytes.count) {
+                        bytes[index] = UInt8.random(in: 0...255, using: &random)
+                    }
+                }
+                if round % 5 == 4 { bytes.removeLast(Int.random(in: 1..<bytes.count / 2, using: &random)) }
+                let path = dir.appendingPathComponent("round-\(round)-" + name).path
+                try Data(bytes).write(to: URL(fileURLWithPath: path))
+                switch ContainerReaderTests.readUntilFailure(path).failure {
+                case nil: outcomes["read to the end", default: 0] += 1
+                case let error as MediaFileError:
+                    #expect(error.path == path)
+                    outcomes["\(error)".split(separator: ":")[1].trimmingCharacters(in: .whitespaces)
+                        .split(separator: " ").first.map(String.init) ?? "?", default: 0] += 1
+                case let error?:
+                    Issue.record("round \(round): \(type(of: error)): \(error)")
+                }
+            }
+            print("\(name): \(outcomes)")
+            #expect(outcomes.values.reduce(0, +) == 40)
+        }
+    }
+}
+
 @Suite struct AVCConfigurationTests {
     /// avcC: version 1, profile 66, compatibility, level 30, 4-byte lengths, one SPS, one PPS.
     static let record: [UInt8] = [1, 66, 0xc0, 30, 0xff, 0xe1, 0, 4, 0x67, 66, 0xc0, 30, 1, 0, 3, 0x68, 0xce, 0x3c]

@@ -112,6 +112,28 @@ import TestSupport
         }
     }
 
+    /// `sluice receive` writes a received stream into a container: VP8 over RTP into WebM, H.264 into MP4.
+    @Test(arguments: [(CodecName.vp8, "received.webm", "vp8"), (.h264, "received.mp4", "h264")])
+    func aReceivedStreamIsWrittenToAContainer(codec: CodecName, name: String, probed: String) throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            let output = dir.appendingPathComponent(name).path
+            var options = ReceiveOptions()
+            options.limits.silence = .seconds(10)
+            let receiver = try RTPReceivePipeline(stream: try RTPStreamingTests.loopback(codec), output: output, options: options)
+            var sendOptions = TranscodeOptions()
+            sendOptions.maxFrames = 40
+            sendOptions.codec = codec
+            let sender = try Transcoder(input: TestSupport.sampleIVF, sendingTo: RTPStreamingTests.destination(of: receiver),
+                                        options: sendOptions)
+            _ = try RTPStreamingTests.stream(into: receiver) { _ = try sender.run() }
+            let video = try Self.probe(output, stream: "v:0")
+            #expect(video["codec_name"] == probed && video["nb_read_frames"] == "40", "\(video)")
+            let seconds = try Self.duration(output)
+            #expect(abs(seconds - 1.6) < 0.1, "40 frames at 25 fps, \(seconds) s")
+            #expect(try Self.decodesCleanly(output))
+        }
+    }
+
     /// Stopping a run (Ctrl-C) also writes the index.
     @Test func aStoppedRunLeavesAPlayableMP4() throws {
         try TestSupport.withTemporaryDirectory { dir in
