@@ -70,38 +70,58 @@ import TestSupport
     func videoIsReadFrameExact(name: String, video: [String], codec: CodecName) throws {
         try TestSupport.withTemporaryDirectory { dir in
             let path = try Self.make(name, in: dir, video: video, audio: Self.opus)
-            let (reader, packets) = try Self.readAll(path)
-            let stream = try reader.firstStream(.video)
-            #expect(stream.codec == codec && stream.width == Self.width && stream.height == Self.height)
-            #expect(stream.frameRate == Rational(25, 1))
-            let frames = packets[stream.index] ?? []
-            let probed = try Self.probePackets(path, stream: "v:0")
-            #expect(frames.count == Self.frames && probed.count == Self.frames)
-            #expect(frames.map(\.pts.value) == probed.map(\.pts))
-            #expect(frames.allSatisfy { $0.pts.timebase == stream.timebase })
-            #expect(frames.map(\.isKeyframe) == probed.map(\.key))
-            #expect(frames.filter(\.isKeyframe).count == 3)
+            try Self.expectFrameExact(path, codec: codec)
+        }
+    }
 
-            let provider: any VideoDecoderProvider = codec == .h264 ? OpenH264DecoderProvider() : VP8DecoderProvider()
-            let format = VideoFormat(encoding: .compressed(codec), width: Self.width, height: Self.height, frameRate: Rational(25, 1))
-            let decoder = try provider.makeDecoder(format: format, threads: 1)
-            var pictures: [VideoFrame] = []
-            for frame in frames {
-                if codec == .h264 {
-                    // Sluice's H.264 frames are Annex-B, with SPS and PPS in every IDR access unit.
-                    #expect(AnnexB.startsWithStartCode(frame.bytes))
-                    let types = AnnexB.nalUnitTypes(in: frame.bytes)
-                    #expect(!frame.isKeyframe || (types.contains(7) && types.contains(8) && types.contains(5)))
-                }
-                try decoder.decode(frame) { pictures.append($0) }
+    /// Files GStreamer muxes (qtmux/mp4mux, webmmux, matroskamux) read the same way.
+    @Test(arguments: [("gst.mp4", "x264enc key-int-max=10 bframes=0 ! video/x-h264,profile=constrained-baseline ! h264parse ! mp4mux", CodecName.h264),
+                      ("gst.mkv", "x264enc key-int-max=10 bframes=0 ! video/x-h264,profile=constrained-baseline ! h264parse ! matroskamux", .h264),
+                      ("gst.webm", "vp8enc keyframe-max-dist=10 ! webmmux", .vp8)])
+    func gstreamerFilesAreReadFrameExact(name: String, encoder: String, codec: CodecName) throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            let path = dir.appendingPathComponent(name).path
+            let pipeline = "videotestsrc num-buffers=\(Self.frames) pattern=ball ! video/x-raw,width=\(Self.width),height=\(Self.height),framerate=25/1 ! "
+                + encoder + " ! filesink location=" + path
+            try TestSupport.runChecked("gst-launch-1.0", ["-q"] + pipeline.split(separator: " ").map(String.init), timeout: 60)
+            try Self.expectFrameExact(path, codec: codec)
+        }
+    }
+
+    /// `path`'s video read by `ContainerReader` has ffprobe's packets (count, timestamps, keyframes),
+    /// and decodes (libvpx, OpenH264) to the very pictures ffmpeg decodes.
+    static func expectFrameExact(_ path: String, codec: CodecName) throws {
+        let (reader, packets) = try Self.readAll(path)
+        let stream = try reader.firstStream(.video)
+        #expect(stream.codec == codec && stream.width == Self.width && stream.height == Self.height)
+        #expect(stream.frameRate == Rational(25, 1))
+        let frames = packets[stream.index] ?? []
+        let probed = try Self.probePackets(path, stream: "v:0")
+        #expect(frames.count == Self.frames && probed.count == Self.frames)
+        #expect(frames.map(\.pts.value) == probed.map(\.pts))
+        #expect(frames.allSatisfy { $0.pts.timebase == stream.timebase })
+        #expect(frames.map(\.isKeyframe) == probed.map(\.key))
+        #expect(frames.filter(\.isKeyframe).count == 3, "a keyframe every 10 frames")
+
+        let provider: any VideoDecoderProvider = codec == .h264 ? OpenH264DecoderProvider() : VP8DecoderProvider()
+        let format = VideoFormat(encoding: .compressed(codec), width: Self.width, height: Self.height, frameRate: Rational(25, 1))
+        let decoder = try provider.makeDecoder(format: format, threads: 1)
+        var pictures: [VideoFrame] = []
+        for frame in frames {
+            if codec == .h264 {
+                // Sluice's H.264 frames are Annex-B, with SPS and PPS in every IDR access unit.
+                #expect(AnnexB.startsWithStartCode(frame.bytes))
+                let types = AnnexB.nalUnitTypes(in: frame.bytes)
+                #expect(!frame.isKeyframe || (types.contains(7) && types.contains(8) && types.contains(5)))
             }
-            try decoder.flush { pictures.append($0) }
-            let expected = try Self.reference(path, count: Self.frames)
-            #expect(pictures.count == Self.frames)
-            for (index, (ours, theirs)) in zip(pictures, expected).enumerated() {
-                let psnr = PictureQuality.psnr(ours, theirs)
-                #expect(psnr == .infinity, "picture \(index): \(psnr) dB against ffmpeg's decoding")
-            }
+            try decoder.decode(frame) { pictures.append($0) }
+        }
+        try decoder.flush { pictures.append($0) }
+        let expected = try Self.reference(path, count: Self.frames)
+        #expect(pictures.count == Self.frames)
+        for (index, (ours, theirs)) in zip(pictures, expected).enumerated() {
+            let psnr = PictureQuality.psnr(ours, theirs)
+            #expect(psnr == .infinity, "picture \(index): \(psnr) dB against ffmpeg's decoding")
         }
     }
 
