@@ -73,6 +73,30 @@ import TestSupport
         }
     }
 
+    /// The commands a new user types first: an MP4 to IVF, and to WebM with its audio.
+    @Test func theCLITakesAnMP4() throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            let input = try Self.makeMP4(in: dir, frames: 50)
+            let sluice = TestSupport.productsDirectory.appendingPathComponent("sluice").path
+            let ivf = dir.appendingPathComponent("out.ivf").path, webm = dir.appendingPathComponent("clip.webm").path
+            let toIVF = try TestSupport.run(sluice, ["transcode", input, ivf, "--quiet"])
+            #expect(toIVF.status == 0, "stderr: \(toIVF.stderr)")
+            #expect(toIVF.stdoutText.contains("input    video/H264 320x180@25"), "\(toIVF.stdoutText)")
+            #expect(try TestSupport.probeVideo(ivf).frames == 50)
+            let toWebM = try TestSupport.run(sluice, ["transcode", input, webm, "--quiet"])
+            #expect(toWebM.status == 0, "stderr: \(toWebM.stderr)")
+            #expect(toWebM.stdoutText.contains("audio    aac -> opus"), "\(toWebM.stdoutText)")
+            #expect(try Self.probe(webm, stream: "a:0")["codec_name"] == "opus")
+            // A cut input: one line naming the file and the offset, and a non-zero status.
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: input))
+            let cut = dir.appendingPathComponent("cut.mp4").path
+            try bytes.prefix(bytes.count / 2).write(to: URL(fileURLWithPath: cut))
+            let refused = try TestSupport.run(sluice, ["transcode", cut, ivf, "--quiet"])
+            #expect(refused.status != 0)
+            #expect(refused.stderr.contains("\(cut): truncated at byte"), "\(refused.stderr)")
+        }
+    }
+
     @Test func aFrameLimitCutsTheAudioWithTheVideo() throws {
         try TestSupport.withTemporaryDirectory { dir in
             let input = try Self.makeMP4(in: dir, frames: 50)
