@@ -437,17 +437,34 @@ public final class Transcoder: @unchecked Sendable {
             let (source, port) = try addFileSource { try WAVFileSource(path: self.input, maxFrames: $1, pacing: $0) }
             return (port, source.reader.format)
         }
+        if case .file(_, let container) = from, container.containerFormat != nil {
+            // An audio-only container: Opus through the registry's decoder, AAC through libavcodec.
+            let (source, encoded) = try addFileSource { try ContainerFileSource(path: self.input, kind: .audio, maxFrames: $1, pacing: $0) }
+            let provider: any AudioDecoderProvider = source.stream.codec == .opus ? try registry.audioDecoder(for: .opus)
+                : ContainerAudioDecoderProvider(stream: source.stream)
+            return decode(encoded, format: source.format.audio!, with: provider, preSkip: source.stream.preSkip,
+                          preferring: sampleFormat) { (0, nil) }
+        }
         let (source, encoded) = try addFileSource { try OggOpusFileSource(path: self.input, maxFrames: $1, pacing: $0) }
-        let provider = try registry.audioDecoder(for: .opus)
-        let offered = provider.outputCaps(for: source.format)
+        // Damaged pages the reader skipped count with the packets the decoder rejected: both are concealed.
+        return decode(encoded, format: source.format, with: try registry.audioDecoder(for: .opus), preSkip: source.preSkip,
+                      preferring: sampleFormat) { (source.reader.damagedPages, source.reader.firstDamage.map { "\($0)" }) }
+    }
+
+    /// Adds a decoder of `encoded` delivering what the output wants where it can. `damage`: what the
+    /// reader skipped, counted with the packets the decoder rejected.
+    private func decode(_ encoded: Port<EncodedFrame>, format: AudioFormat, with provider: any AudioDecoderProvider, preSkip: Int,
+                        preferring sampleFormat: SampleFormat?, damage: @escaping () -> (Int, String?)) -> (Port<AudioFrame>, AudioFormat) {
+        let offered = provider.outputCaps(for: format)
         let wanted = Caps([.audio(sampleFormat.map { .exactly(.samples($0)) } ?? .any,
                                   sampleRate: options.sampleRate.map { .exactly($0) } ?? .any,
                                   channels: options.channels.map { .exactly($0) } ?? .any)])
         let decodedFormat = offered.intersection(wanted).fixated?.audio ?? offered.fixated!.audio!
-        let decoder = AudioDecoderNode(provider, preferredOutput: Caps(.audio(decodedFormat)), preSkip: source.preSkip)
-        // Damaged pages the reader skipped count with the packets the decoder rejected: both are concealed.
-        decoderStatistics = { (decoder.corruptPackets + source.reader.damagedPages, 0,
-                               decoder.firstError ?? source.reader.firstDamage.map { "\($0)" }) }
+        let decoder = AudioDecoderNode(provider, preferredOutput: Caps(.audio(decodedFormat)), preSkip: preSkip)
+        decoderStatistics = {
+            let (skipped, first) = damage()
+            return (decoder.corruptPackets + skipped, 0, decoder.firstError ?? first)
+        }
         lastNode = decoder
         return (graph.add(decoder, input: encoded), decodedFormat)
     }

@@ -19,6 +19,7 @@ struct Transcode: ParsableCommand {
               .mkv   VP8 or H.264 video (+ Opus audio) in Matroska
             From one container to another, the audio stream travels beside the video in the
             same graph: Opus is copied, AAC decoded and encoded as Opus (--no-audio leaves it out).
+            A container with audio only (AAC or Opus) reads as audio, to .wav or .opus.
             Devices stand in for files (see 'sluice devices'):
               v4l2:/dev/video0   a V4L2 camera (input; --size/--fps choose its format)
               alsa:NAME          an ALSA PCM: a microphone as input, a speaker as output

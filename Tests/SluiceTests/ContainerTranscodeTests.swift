@@ -97,6 +97,30 @@ import TestSupport
         }
     }
 
+    /// A container holding only audio is audio: AAC at 44.1 kHz becomes Opus (resampled to 48 kHz), and
+    /// WebM's Opus becomes the samples ffmpeg decodes from it.
+    @Test func audioOnlyContainersBecomeOpusOrWAV() throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            let aac = dir.appendingPathComponent("tone.mp4").path, webm = dir.appendingPathComponent("tone.webm").path
+            try TestSupport.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=2", "-ac", "2", "-c:a", "aac", aac])
+            try TestSupport.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=2", "-c:a", "libopus", webm])
+            let opus = dir.appendingPathComponent("tone.opus").path
+            let toOpus = try Transcoder(input: aac, output: opus)
+            #expect(toOpus.outputFormat == .audio(AudioFormat(encoding: .compressed(.opus), sampleRate: 48_000, channels: 2)))
+            let seconds = try toOpus.run().mediaDuration
+            #expect(abs(seconds - 2.0) < 0.05, "\(seconds) s of Opus from 2 s of AAC")
+            #expect(try Self.probe(opus, stream: "a:0")["codec_name"] == "opus")
+
+            let wav = dir.appendingPathComponent("tone.wav").path
+            #expect(abs(try Transcoder(input: webm, output: wav).run().mediaDuration - 2.0) < 0.03)
+            let ours = floats(try TestSupport.ffmpeg(["-i", wav, "-f", "f32le", "-"]).stdout, format: .f32)
+            let theirs = floats(try TestSupport.ffmpeg(["-i", webm, "-f", "f32le", "-"]).stdout, format: .f32)
+            let common = min(ours.count, theirs.count)
+            #expect(common >= 95_000)
+            #expect(snr(theirs[..<common], ours[..<common]) > 30, "libopus and ffmpeg's decoder, aligned by the pre-skip")
+        }
+    }
+
     @Test func aFrameLimitCutsTheAudioWithTheVideo() throws {
         try TestSupport.withTemporaryDirectory { dir in
             let input = try Self.makeMP4(in: dir, frames: 50)
