@@ -50,8 +50,12 @@ public final class ContainerFileSource: MediaSource {
 
     public func outputCaps() throws -> Caps { Caps(format) }
     public func start(output: MediaFormat, context: NodeContext) throws { clock = context.clock }
+    /// How long a source whose stream runs ahead of the others' (`ContainerDemuxer.mustWait`) waits.
+    static let catchUpWait = ClockTime.milliseconds(5)
+
     public func produce() throws -> Production<EncodedFrame> {
-        try pacer.next(clock: clock!) {
+        if demuxer.mustWait(for: stream.index) { return .wait(until: clock!.now + Self.catchUpWait) }
+        return try pacer.next(clock: clock!) {
             guard let frame = try demuxer.next(stream: stream.index) else { return nil }
             if let endTime, frame.pts.seconds >= endTime { return nil }
             return frame

@@ -270,6 +270,31 @@ import TestSupport
     }
 }
 
+/// One file read by two streams' readers through a `ContainerDemuxer`.
+@Suite struct ContainerDemuxerTests {
+    @Test func eachStreamGetsItsPacketsAndAReaderFarAheadIsToldToWait() throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            let path = try ContainerReaderTests.make("av.webm", in: dir, video: ContainerReaderTests.vp8,
+                                                     audio: ContainerReaderTests.opus)
+            let demuxer = try ContainerDemuxer(path: path, maxQueuedBytes: 20_000)
+            let video = try demuxer.reader.firstStream(.video), audio = try demuxer.reader.firstStream(.audio)
+            demuxer.claim(video.index)
+            demuxer.claim(audio.index)
+            // Audio alone, until the video waiting for its reader passes the bound.
+            var audioPackets = 0
+            while !demuxer.mustWait(for: audio.index), try demuxer.next(stream: audio.index) != nil { audioPackets += 1 }
+            #expect(demuxer.mustWait(for: audio.index) && !demuxer.mustWait(for: video.index))
+            var videoFrames = 0
+            while try demuxer.next(stream: video.index) != nil { videoFrames += 1 }
+            #expect(!demuxer.mustWait(for: audio.index), "the video reader took what waited")
+            while try demuxer.next(stream: audio.index) != nil { audioPackets += 1 }
+            #expect(videoFrames == ContainerReaderTests.frames)
+            let probed = try ContainerReaderTests.probePackets(path, stream: "a:0").count
+            #expect(audioPackets == probed)
+        }
+    }
+}
+
 /// Container files with bytes changed at random (seeded, so a failure reproduces): reading them ends
 /// normally or with a `MediaFileError` naming the file, never anything else.
 @Suite struct ContainerFuzzTests {
