@@ -46,6 +46,7 @@ let package = Package(
         .library(name: "CALSA", targets: ["CALSA"]),
         .library(name: "CSSL", targets: ["CSSL"]),
         .library(name: "CUsrSCTP", targets: ["CUsrSCTP"]),
+        .library(name: "CFFmpeg", targets: ["CFFmpeg"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -101,6 +102,12 @@ let package = Package(
         .systemLibrary(
             name: "CUsrSCTP", path: "Sources/CUsrSCTP",
             providers: [.apt(["libusrsctp-dev"])]),
+        // FFmpeg's libavformat, libavcodec and libavutil as one module: containers now, decoders later.
+        .systemLibrary(
+            name: "CFFmpeg", path: "Sources/CFFmpeg", pkgConfig: "libavformat",
+            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev"])]),
+        // FFmpeg's log callback (C variadic arguments), recording the errors a demuxer logs but steps over.
+        .target(name: "CFFmpegShims", dependencies: ["CFFmpeg"], path: "Sources/CFFmpegShims"),
 
         // Media time, formats, frames, pools, the graph runtime.
         .target(
@@ -123,6 +130,8 @@ let package = Package(
         .target(
             name: "MediaFiles",
             dependencies: ["MediaCore", "COgg", .product(name: "SystemPackage", package: "swift-system")]),
+        // MP4/MOV, WebM, Matroska and Ogg through libavformat: demuxer (H.264 to Annex-B), muxer, AAC decoding.
+        .target(name: "MediaContainers", dependencies: ["MediaCore", "MediaCodecs", "MediaFiles", "CFFmpeg", "CFFmpegShims"]),
         // RTP and RTCP (RFC 3550 and its profiles): packets, payload formats, jitter buffer. Pure logic: no
         // graph, no sockets, no codec library.
         .target(name: "MediaRTP", dependencies: ["MediaCore"]),
@@ -172,13 +181,13 @@ let package = Package(
         // Graph adapters: file sources/sinks, codec and conversion nodes.
         .target(
             name: "MediaNodes",
-            dependencies: ["MediaCore", "MediaCodecs", "MediaFiles", "MediaConvert", "MediaRTP", "MediaTransport"]),
+            dependencies: ["MediaCore", "MediaCodecs", "MediaFiles", "MediaContainers", "MediaConvert", "MediaRTP", "MediaTransport"]),
         // ALSA capture and playback through alsa-lib: device listing, a capture source, a playback sink.
         .target(name: "DeviceALSA", dependencies: ["MediaCore", "MediaConvert", "CALSA"]),
         // Umbrella: re-exports, the built-in codec registry and pipelines.
         .target(
             name: "Sluice",
-            dependencies: ["MediaCore", "MediaCodecs", "MediaFiles", "MediaConvert", "MediaNodes", "MediaRTP",
+            dependencies: ["MediaCore", "MediaCodecs", "MediaFiles", "MediaContainers", "MediaConvert", "MediaNodes", "MediaRTP",
                            "MediaTransport", "MediaSDP", "MediaNegotiation", "MediaSRTP", "CodecVPX", "CodecX264", "CodecOpenH264", "CodecOpus", "CodecMJPEG",
                            "DeviceV4L2", "DeviceALSA", "MediaSTUN", "MediaICE", "MediaDTLS", "MediaSCTP", "MediaPeer"]),
         .executableTarget(
@@ -202,6 +211,9 @@ let package = Package(
         .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore", "CHeapStats"]),
         .testTarget(name: "MediaConvertTests", dependencies: ["MediaConvert", "TestSupport"]),
         .testTarget(name: "MediaFilesTests", dependencies: ["MediaFiles", "TestSupport"]),
+        .testTarget(
+            name: "MediaContainersTests",
+            dependencies: ["MediaContainers", "MediaNodes", "CodecVPX", "CodecOpenH264", "CodecOpus", "TestSupport"]),
         .testTarget(name: "CodecVPXTests", dependencies: ["CodecVPX", "MediaFiles", "TestSupport"]),
         .testTarget(name: "CodecX264Tests", dependencies: ["CodecX264", "CX264", "MediaFiles", "TestSupport"]),
         .testTarget(name: "CodecOpenH264Tests", dependencies: ["CodecOpenH264", "TestSupport"]),

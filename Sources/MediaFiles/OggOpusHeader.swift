@@ -35,7 +35,7 @@ public struct OggOpusHeader: Sendable, Equatable {
     static let baseSize = 19
 
     /// The packet's bytes: magic, version, channels, pre-skip, rate, gain, family (and mapping table).
-    func encoded() -> [UInt8] {
+    public func encoded() -> [UInt8] {
         var bytes = Self.magic
         bytes.append(version)
         bytes.append(UInt8(channels))

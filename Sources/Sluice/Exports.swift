@@ -8,6 +8,7 @@
 @_exported import DeviceALSA
 @_exported import MediaCodecs
 @_exported import MediaConvert
+@_exported import MediaContainers
 @_exported import MediaCore
 @_exported import MediaDTLS
 @_exported import MediaFiles

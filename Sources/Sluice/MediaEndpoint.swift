@@ -32,8 +32,17 @@ public enum MediaEndpoint: Equatable, Sendable, CustomStringConvertible {
         return name
     }
 
+    /// Whether it is video; a container file (`.mp4`, `.webm`, `.mkv`) that exists and holds audio but
+    /// no video is audio.
     public var isVideo: Bool {
         switch self {
+        case .file(let path, let container) where container.containerFormat != nil:
+            if let streams = try? ContainerReader(path: path).streams, !streams.contains(where: { $0.kind == .video }),
+               streams.contains(where: { $0.kind == .audio }) {
+                false
+            } else {
+                true
+            }
         case .file(_, let container): container.isVideo
         case .camera: true
         case .sound: false

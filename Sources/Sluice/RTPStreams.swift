@@ -196,6 +196,12 @@ public final class RTPReceivePipeline: @unchecked Sendable {
             let sink = OggOpusFileSink(path: output, preSkip: { 312 })
             graph.add(sink, input: frames)
             sinkName = sink.name
+        case .mp4, .webm, .mkv:
+            // As for .opus, RTP does not carry the encoder delay: libopus's usual 312 samples are assumed.
+            let sink = ContainerFileSink(writer: try ContainerWriter(path: output, format: container.containerFormat!),
+                                         kind: stream.codec == .opus ? .audio : .video, preSkip: { 312 })
+            graph.add(sink, input: frames)
+            sinkName = sink.name
         case .y4m:
             let decoder = VideoDecoderNode(try registry.videoDecoder(for: stream.codec), threads: options.threads)
             decoderStatistics = { (decoder.corruptFrames, decoder.skippedFrames) }

@@ -3,6 +3,9 @@ import Glibc
 /// File formats Sluice reads and writes, chosen by file extension.
 public enum Container: String, Sendable, CaseIterable {
     case y4m, ivf, h264, wav, opus
+    /// Containers read and written through libavformat (`MediaContainers`): their video stream, and
+    /// their audio stream beside it when both files are containers.
+    case mp4, webm, mkv
 
     public init(path: String) throws {
         let ext = path.split(separator: "/").last?.split(separator: ".").last.map { $0.lowercased() } ?? ""
@@ -19,10 +22,21 @@ public enum Container: String, Sendable, CaseIterable {
         case .ivf: return [.vp8, .h264]
         case .h264: return [.h264]
         case .opus: return [.opus]
+        case .mp4, .webm, .mkv: return containerFormat!.codecs.filter { $0 != .opus }
         }
     }
 
-    public var isVideo: Bool { self == .y4m || self == .ivf || self == .h264 }
+    public var isVideo: Bool { self != .wav && self != .opus }
+
+    /// The libavformat container format, for the kinds `MediaContainers` reads and writes.
+    public var containerFormat: ContainerFormat? {
+        switch self {
+        case .mp4: .mp4
+        case .webm: .webm
+        case .mkv: .matroska
+        default: nil
+        }
+    }
 }
 
 /// What a transcode should do beyond the choice of files.
@@ -67,6 +81,8 @@ public struct TranscodeOptions: Sendable {
     /// Per-frame latency tracing of the sending stages (capture to last packet sent); share it with
     /// the receiving pipeline of a loopback call (`ReceiveOptions.tracer`) to trace end to end.
     public var tracer: FrameTracer?
+    /// Container to container (`.mp4`, `.webm`, `.mkv`): also carry the input's audio stream, as Opus.
+    public var includeAudio = true
 
     public init() {}
 
@@ -114,6 +130,11 @@ public final class Transcoder: @unchecked Sendable {
     private var videoEncoder: VideoEncoderNode?
     /// The RTP sender, when the output is an RTP destination.
     public private(set) var rtpSender: RTPSenderHandle?
+    /// A container input's demuxer and a container output's writer, shared by the video and audio branches.
+    private var demuxer: ContainerDemuxer?
+    private var containerWriter: ContainerWriter?
+    /// The audio branch of a container-to-container transcode, when the input has audio.
+    public private(set) var audioBranch: ContainerAudioBranch?
 
     /// A pipeline from `input` to `output`, each a file or a device (`MediaEndpoint`): a camera or
     /// microphone to a file, a file to a speaker (`alsa:PCM`), a file to a file.
@@ -173,6 +194,11 @@ public final class Transcoder: @unchecked Sendable {
             }
         }
         if from.isVideo {
+            if case .file(let path, let to) = target, let format = to.containerFormat {
+                let audio = try ContainerAudioBranch.audioStream(input: from, options: options)
+                containerWriter = try ContainerWriter(path: path, format: format, trackCount: audio == nil ? 1 : 2)
+                if let audio { audioBranch = ContainerAudioBranch(stream: audio) }
+            }
             if case .rtp = target, let codec, case .file(_, let container) = from,
                try passThroughVideo(container, codec: codec, target: target) {
             } else {
@@ -186,6 +212,11 @@ public final class Transcoder: @unchecked Sendable {
             // A WAV file made from compressed audio gets 16-bit samples, as ffmpeg writes them.
             let (samples, format) = try audioInput(from, preferring: wantsWAV ? .s16 : nil, registry: registry)
             try attachAudioOutput(codec, target: target, from: samples, format: format, registry: registry)
+        }
+        if let audioBranch, let demuxer, let containerWriter {
+            try audioBranch.attach(to: graph, demuxer: demuxer, writer: containerWriter, options: options,
+                                   videoEnd: pictureFormat.flatMap { format in options.maxFrames.map { Double($0) / format.frameRate.doubleValue } },
+                                   registry: registry)
         }
         if let tracer = options.tracer { graph.tracing = .sending(tracer) }
         try graph.build()
@@ -306,6 +337,19 @@ public final class Transcoder: @unchecked Sendable {
             let (source, port) = try addFileSource { try AnnexBFileSource(path: self.input, frameRate: rate, maxFrames: $1, pacing: $0) }
             pictureFormat = source.format
             return (port, .h264)
+        case .mp4, .webm, .mkv:
+            if options.loop {
+                let (source, port) = try addFileSource { try ContainerFileSource(path: self.input, kind: .video, maxFrames: $1, pacing: $0) }
+                pictureFormat = source.format.video
+                return (port, source.stream.codec!)
+            }
+            let demuxer = try ContainerDemuxer(path: input)
+            self.demuxer = demuxer
+            let stream = try demuxer.reader.firstStream(.video)
+            let (source, port) = try addFileSource { try ContainerFileSource(demuxer: demuxer, stream: stream, maxFrames: $1, pacing: $0) }
+            if stream.frameCount > 0 { expectedFrames = min(stream.frameCount, options.maxFrames ?? .max) }
+            pictureFormat = source.format.video
+            return (port, stream.codec!)
         case .y4m, .wav, .opus:
             preconditionFailure("\(container) is not a compressed video container")
         }
@@ -315,7 +359,11 @@ public final class Transcoder: @unchecked Sendable {
     private func passThroughVideo(_ container: Container, codec: CodecName, target: OutputTarget) throws -> Bool {
         guard container != .y4m, options.size == nil, options.frameRate == nil, options.bitrate == nil,
               options.encoderName == nil else { return false }
-        let inputCodec = container == .h264 ? CodecName.h264 : try IVFReader(path: input).header.codec
+        let inputCodec = switch container {
+        case .h264: CodecName.h264
+        case .mp4, .webm, .mkv: try ContainerReader(path: input).firstStream(.video).codec
+        default: try IVFReader(path: input).header.codec
+        }
         guard inputCodec == codec else { return false }
         let compressed = try compressedVideoInput(container)
         try attachEncoded(compressed.port, codec: codec, target: target, preSkip: { 0 })
@@ -368,6 +416,10 @@ public final class Transcoder: @unchecked Sendable {
             graph.add(sink, input: frames)
             (sinkName, outputBytes) = (sink.name, { sink.bytesWritten })
             mediaSeconds = { Double(sink.writer?.samplesWritten ?? 0) / 48_000 }
+        case .file(_, .mp4), .file(_, .webm), .file(_, .mkv):
+            let sink = ContainerFileSink(writer: containerWriter!, kind: .video)
+            graph.add(sink, input: frames)
+            (sinkName, outputBytes) = (sink.name, { sink.bytesWritten })
         case .file(let path, _):
             let sink = IVFFileSink(path: path, codecs: [codec])
             graph.add(sink, input: frames)
@@ -395,17 +447,34 @@ public final class Transcoder: @unchecked Sendable {
             let (source, port) = try addFileSource { try WAVFileSource(path: self.input, maxFrames: $1, pacing: $0) }
             return (port, source.reader.format)
         }
+        if case .file(_, let container) = from, container.containerFormat != nil {
+            // An audio-only container: Opus through the registry's decoder, AAC through libavcodec.
+            let (source, encoded) = try addFileSource { try ContainerFileSource(path: self.input, kind: .audio, maxFrames: $1, pacing: $0) }
+            let provider: any AudioDecoderProvider = source.stream.codec == .opus ? try registry.audioDecoder(for: .opus)
+                : ContainerAudioDecoderProvider(stream: source.stream)
+            return decode(encoded, format: source.format.audio!, with: provider, preSkip: source.stream.preSkip,
+                          preferring: sampleFormat) { (0, nil) }
+        }
         let (source, encoded) = try addFileSource { try OggOpusFileSource(path: self.input, maxFrames: $1, pacing: $0) }
-        let provider = try registry.audioDecoder(for: .opus)
-        let offered = provider.outputCaps(for: source.format)
+        // Damaged pages the reader skipped count with the packets the decoder rejected: both are concealed.
+        return decode(encoded, format: source.format, with: try registry.audioDecoder(for: .opus), preSkip: source.preSkip,
+                      preferring: sampleFormat) { (source.reader.damagedPages, source.reader.firstDamage.map { "\($0)" }) }
+    }
+
+    /// Adds a decoder of `encoded` delivering what the output wants where it can. `damage`: what the
+    /// reader skipped, counted with the packets the decoder rejected.
+    private func decode(_ encoded: Port<EncodedFrame>, format: AudioFormat, with provider: any AudioDecoderProvider, preSkip: Int,
+                        preferring sampleFormat: SampleFormat?, damage: @escaping () -> (Int, String?)) -> (Port<AudioFrame>, AudioFormat) {
+        let offered = provider.outputCaps(for: format)
         let wanted = Caps([.audio(sampleFormat.map { .exactly(.samples($0)) } ?? .any,
                                   sampleRate: options.sampleRate.map { .exactly($0) } ?? .any,
                                   channels: options.channels.map { .exactly($0) } ?? .any)])
         let decodedFormat = offered.intersection(wanted).fixated?.audio ?? offered.fixated!.audio!
-        let decoder = AudioDecoderNode(provider, preferredOutput: Caps(.audio(decodedFormat)), preSkip: source.preSkip)
-        // Damaged pages the reader skipped count with the packets the decoder rejected: both are concealed.
-        decoderStatistics = { (decoder.corruptPackets + source.reader.damagedPages, 0,
-                               decoder.firstError ?? source.reader.firstDamage.map { "\($0)" }) }
+        let decoder = AudioDecoderNode(provider, preferredOutput: Caps(.audio(decodedFormat)), preSkip: preSkip)
+        decoderStatistics = {
+            let (skipped, first) = damage()
+            return (decoder.corruptPackets + skipped, 0, decoder.firstError ?? first)
+        }
         lastNode = decoder
         return (graph.add(decoder, input: encoded), decodedFormat)
     }

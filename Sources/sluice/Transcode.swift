@@ -14,6 +14,12 @@ struct Transcode: ParsableCommand {
               .h264  H.264 video as a raw Annex-B byte stream
               .wav   PCM audio (16-bit or float)
               .opus  Opus audio in Ogg
+              .mp4   H.264 video (+ Opus audio) in MP4; input: MP4/MOV with H.264 or VP8, Opus or AAC
+              .webm  VP8 video (+ Opus audio) in WebM
+              .mkv   VP8 or H.264 video (+ Opus audio) in Matroska
+            From one container to another, the audio stream travels beside the video in the
+            same graph: Opus is copied, AAC decoded and encoded as Opus (--no-audio leaves it out).
+            A container with audio only (AAC or Opus) reads as audio, to .wav or .opus.
             Devices stand in for files (see 'sluice devices'):
               v4l2:/dev/video0   a V4L2 camera (input; --size/--fps choose its format)
               alsa:NAME          an ALSA PCM: a microphone as input, a speaker as output
@@ -24,6 +30,8 @@ struct Transcode: ParsableCommand {
             the output written so far stays a valid file.
 
             Examples:
+              sluice transcode clip.mp4 clip.webm
+              sluice transcode clip.mp4 out.ivf --size 640x360
               sluice transcode clip.y4m clip.ivf --bitrate 800k --keyint 60
               sluice transcode clip.ivf clip.h264 --size 640x360 --fps 15
               sluice transcode clip.h264 clip.y4m --frames 100
@@ -36,10 +44,10 @@ struct Transcode: ParsableCommand {
               sluice transcode speech.opus alsa:default
             """)
 
-    @Argument(help: "The file to read (.y4m, .ivf, .h264, .wav, .opus), or a device: v4l2:/dev/videoN, alsa:PCM.")
+    @Argument(help: "The file to read (.y4m, .ivf, .h264, .wav, .opus, .mp4, .webm, .mkv), or a device: v4l2:/dev/videoN, alsa:PCM.")
     var input: String
 
-    @Argument(help: "The file to write (.y4m, .ivf, .h264, .wav, .opus), or alsa:PCM to play audio.")
+    @Argument(help: "The file to write (.y4m, .ivf, .h264, .wav, .opus, .mp4, .webm, .mkv), or alsa:PCM to play audio.")
     var output: String
 
     @OptionGroup var encoding: EncodingArguments
@@ -50,9 +58,13 @@ struct Transcode: ParsableCommand {
     @Flag(help: "Print no progress, only the summary.")
     var quiet = false
 
+    @Flag(help: "From one container file to another (.mp4, .webm, .mkv), leave the audio out.")
+    var noAudio = false
+
     func run() throws {
         var options = encoding.options
         if realtime { options.pacing = .realTime }
+        if noAudio { options.includeAudio = false }
         let transcoder: Transcoder
         do {
             transcoder = try Transcoder(input: input, output: output, options: options)
@@ -90,6 +102,9 @@ struct Transcode: ParsableCommand {
         lines.append("  output   \(transcoder.outputFormat.map { "\($0)" } ?? "?")")
         lines.append("  frames   \(summary.frames) (\(formatted(summary.mediaDuration)) s of media) in "
                      + "\(formatted(summary.elapsed)) s, \(formatted(summary.framesPerSecond, digits: 1)) fps")
+        if let audio = transcoder.audioBranch {
+            lines.append("  audio    \(audio.stream.codecName) -> opus, \(audio.framesWritten) packets (\(formatted(audio.mediaSeconds)) s)")
+        }
         if summary.outputPayloadBytes > 0 {
             lines.append("  bitrate  \(formatted(summary.bitrate / 1000, digits: 1)) kbit/s, \(summary.outputPayloadBytes) bytes"
                          + (summary.keyframes.map { ", \($0) keyframes" } ?? ""))

@@ -21,7 +21,8 @@ import TestSupport
         switch container {
         case .y4m: return (reference, reference)
         case .ivf: try TestSupport.ffmpeg(["-i", reference, "-c:v", "libvpx", "-b:v", "1500k", input])
-        case .h264: try TestSupport.ffmpeg(["-i", reference, "-c:v", "libx264", "-bf", "0", "-b:v", "1500k", input])
+        case .h264, .mp4, .mkv: try TestSupport.ffmpeg(["-i", reference, "-c:v", "libx264", "-bf", "0", "-b:v", "1500k", input])
+        case .webm: try TestSupport.ffmpeg(["-i", reference, "-c:v", "libvpx", "-b:v", "1500k", input])
         case .wav, .opus: preconditionFailure("not video")
         }
         return (reference, input)
@@ -42,6 +43,8 @@ import TestSupport
     }
 
     static let videoPairs: [(Container, Container)] = [.y4m, .ivf, .h264].flatMap { a in [.y4m, .ivf, .h264].map { (a, $0) } }
+        // Containers (libavformat) from and to the raw pictures, and into each other.
+        + [.mp4, .webm, .mkv].flatMap { [(Container.y4m, $0), ($0, .y4m)] } + [(.mp4, .webm), (.webm, .mp4), (.mkv, .ivf)]
 
     @Test(arguments: videoPairs)
     func videoPairKeepsEveryFrameAndQuality(from: Container, to: Container) throws {
@@ -55,7 +58,7 @@ import TestSupport
             #expect(summary.corruptFrames == 0 && summary.skippedFrames == 0)
 
             let probe = try TestSupport.probeVideo(output)
-            #expect(probe.codec == ["y4m": "rawvideo", "ivf": "vp8", "h264": "h264"][to.rawValue])
+            #expect(probe.codec == ["y4m": "rawvideo", "ivf": "vp8", "h264": "h264", "mp4": "h264", "webm": "vp8", "mkv": "vp8"][to.rawValue])
             #expect(probe.width == Self.width && probe.height == Self.height && probe.frames == Self.frames)
             let quality = try Self.psnr(of: output, against: reference, in: dir)
             print("\(from) -> \(to): PSNR \(quality.psnr) dB")

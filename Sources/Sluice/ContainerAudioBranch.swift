@@ -1,0 +1,54 @@
+/// The audio branch of a transcode from one container file (`.mp4`, `.webm`, `.mkv`) to another, beside
+/// the video branch in the same graph: the input's audio stream read from the demuxer the video source
+/// shares, and written as Opus to the writer's second track, which interleaves both by timestamp.
+/// Opus is copied as it is (with its pre-skip); AAC is decoded (libavcodec, mixed down to stereo),
+/// resampled to 48 kHz and encoded with the registry's Opus encoder.
+public final class ContainerAudioBranch: @unchecked Sendable {
+    public let stream: ContainerStream
+    private var sink: ContainerFileSink?
+    private var decoder: AudioDecoderNode?
+
+    init(stream: ContainerStream) { self.stream = stream }
+
+    /// Audio packets written so far.
+    public var framesWritten: Int { sink?.framesWritten ?? 0 }
+    /// Seconds of audio written.
+    public var mediaSeconds: Double { sink?.mediaSeconds ?? 0 }
+    /// Packets the decoder rejected (each concealed), when the audio is decoded.
+    public var corruptPackets: Int { decoder?.corruptPackets ?? 0 }
+
+    /// The audio stream to carry from `input` beside its video: the first Opus or AAC one of a
+    /// container file, unless `options` leave audio out or loop the input.
+    static func audioStream(input: MediaEndpoint, options: TranscodeOptions) throws -> ContainerStream? {
+        guard options.includeAudio, !options.loop, case .file(let path, let container) = input,
+              container.containerFormat != nil else { return nil }
+        return try ContainerReader(path: path).streams.first { $0.kind == .audio && ($0.codec == .opus || $0.codec == .aac) }
+    }
+
+    /// Adds the branch to `graph`. `videoEnd`: seconds at which the video stops (a frame limit), so the
+    /// audio stops there too.
+    func attach(to graph: Graph, demuxer: ContainerDemuxer, writer: ContainerWriter, options: TranscodeOptions,
+                videoEnd: Double?, registry: CodecRegistry) throws {
+        let source = try ContainerFileSource(demuxer: demuxer, stream: stream, endTime: videoEnd, pacing: options.pacing)
+        let packets = graph.add(source)
+        if stream.codec == .opus && stream.channels <= 2 {
+            let preSkip = stream.preSkip
+            let sink = ContainerFileSink(writer: writer, kind: .audio, preSkip: { preSkip })
+            graph.add(sink, input: packets)
+            self.sink = sink
+            return
+        }
+        let provider: any AudioDecoderProvider = stream.codec == .opus ? try registry.audioDecoder(for: .opus)
+            : ContainerAudioDecoderProvider(stream: stream)
+        let channels = min(stream.channels, 2)
+        let decoder = AudioDecoderNode(provider, preferredOutput: [.audio(.exactly(.samples(.f32)), channels: .exactly(channels))],
+                                       preSkip: stream.preSkip)
+        let opus = AudioFormat(encoding: .samples(.f32), sampleRate: 48_000, channels: channels)
+        let resampled = graph.add(AudioConvertNode(to: opus), input: graph.add(decoder, input: packets))
+        let encoder = AudioEncoderNode(try registry.audioEncoder(for: .opus),
+                                       settings: AudioEncoderSettings(bitrate: TranscodeOptions.defaultAudioBitrate))
+        let sink = ContainerFileSink(writer: writer, kind: .audio, preSkip: { encoder.preSkip })
+        graph.add(sink, input: graph.add(encoder, input: resampled))
+        (self.sink, self.decoder) = (sink, decoder)
+    }
+}
