@@ -7,8 +7,8 @@ import MediaPeer
 
 extension LocalTrack {
     /// A track from anything `sluice` reads (`MediaEndpoint`): a file played in real time and
-    /// looped (`.y4m`, `.wav` as they are; `.ivf`, `.h264` and `.opus` decoded with `registry`'s
-    /// decoders), a camera (`v4l2:/dev/videoN`, 640x480 at 30 fps or the nearest it has) or a
+    /// looped (`.y4m`, `.wav` as they are; `.ivf`, `.h264`, `.opus` and the video of `.mp4`, `.webm`,
+    /// `.mkv` decoded with `registry`'s decoders), a camera (`v4l2:/dev/videoN`, 640x480 at 30 fps or the nearest it has) or a
     /// microphone (`alsa:PCM`, 48 kHz stereo). The file is opened now, so a missing or damaged one
     /// is named here.
     public static func input(_ text: String, registry: CodecRegistry = .builtIn, id: String? = nil) throws -> LocalTrack {
@@ -28,6 +28,14 @@ extension LocalTrack {
             let decoder = try registry.videoDecoder(for: .h264)
             return LocalTrack(id: id, .video { graph in
                 let frames = graph.add(try LoopingSource(pacing: .realTime) { try AnnexBFileSource(path: path) })
+                return graph.add(VideoDecoderNode(decoder), input: frames)
+            })
+        case .file(let path, .mp4), .file(let path, .webm), .file(let path, .mkv):
+            // The container's video stream; its audio would be a second track (not taken yet).
+            let codec = try ContainerFileSource(path: path, kind: .video).stream.codec ?? .h264
+            let decoder = try registry.videoDecoder(for: codec)
+            return LocalTrack(id: id, .video { graph in
+                let frames = graph.add(try LoopingSource(pacing: .realTime) { try ContainerFileSource(path: path, kind: .video) })
                 return graph.add(VideoDecoderNode(decoder), input: frames)
             })
         case .file(let path, .opus):
