@@ -63,8 +63,11 @@ public final class PeerSessionService: WebRTCSessionHandler, @unchecked Sendable
 
     public func startEgress(name: String, offer: String) async throws -> any WebRTCSession {
         guard let encodings = configuration.sources[name] else { throw WebRTCSessionError.unknownName(name) }
-        let codecs = Set(encodings.map(\.codec))
-        let factory = PeerConnectionFactory(registry: registry, capabilities: capabilities.filter { codecs.contains($0.codec) })
+        let codecs = Set(encodings.map(\.codec)), kinds = Set(encodings.map(\.kind))
+        // The source's codec for each kind it has; a kind it lacks is answered inactive, not rejected
+        // (some clients, aiortc among them, cannot take a rejected section they offered).
+        let factory = PeerConnectionFactory(registry: registry,
+                                            capabilities: capabilities.filter { codecs.contains($0.codec) || !kinds.contains($0.kind) })
         var peer = configuration.peer
         peer.receive = []
         let connection = try factory.makePeerConnection(peer)

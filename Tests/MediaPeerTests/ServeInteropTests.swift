@@ -17,10 +17,10 @@ final class ServeFixture: @unchecked Sendable {
     private let task: Task<Void, any Error>
     let port: Int
 
-    init(media: (video: String, audio: String), codec: CodecName = .vp8, recordDirectory: String?) throws {
+    init(media: (video: String, audio: String), codec: CodecName = .vp8, audio: Bool = true, recordDirectory: String?) throws {
         let registry = CodecRegistry.builtIn
-        encodings = [try SharedEncoding(track: try LocalTrack.y4mFile(media.video), codec: codec, registry: registry),
-                     try SharedEncoding(track: try LocalTrack.wavFile(media.audio), codec: .opus, registry: registry)]
+        encodings = [try SharedEncoding(track: try LocalTrack.y4mFile(media.video), codec: codec, registry: registry)]
+            + (audio ? [try SharedEncoding(track: try LocalTrack.wavFile(media.audio), codec: .opus, registry: registry)] : [])
         service = PeerSessionService(
             configuration: .init(sources: ["clip": encodings], recordDirectory: recordDirectory,
                                  peer: PeerConnection.Configuration(localAddresses: ["127.0.0.1:0"], includeLoopback: true)),
@@ -82,6 +82,25 @@ extension InteropTests {
             let viewed = results.compactMap { ($0?["received"] as? [[String: Any]])?.first { $0["kind"] as? String == "video" }?["frames"] as? Int }
             print("interop WHEP: shared encoder made \(encoded) pictures (\(encodedWhileTwo) when both had joined); viewers received \(viewed)")
             #expect(viewed.count == 2 && encoded < viewed.reduce(0, +), "encoded \(encoded), viewers \(viewed)")
+        }
+    }
+
+    /// A source with video only, watched by a client that offers to receive audio too: the audio
+    /// section is answered inactive (aiortc cannot take a rejected section it offered).
+    @Test(.enabled(if: aiortcMissing == nil, "needs tools/peers/.venv with aiortc (tools/peers/setup)"), .timeLimit(.minutes(2)))
+    func aVideoOnlySourceServesAClientThatOffersAudioToo() throws {
+        try TestSupport.withTemporaryDirectory { folder in
+            let media = try Self.peerMedia(in: folder)
+            let serve = try ServeFixture(media: media, codec: .h264, audio: false, recordDirectory: nil)
+            defer { serve.stop() }
+            let viewer = try PeerProcess(script: "aiortc_peer.py",
+                                         arguments: ["whep", serve.url("/whep/clip"), "--expect", "video", "--codec", "h264", "--min-frames", "30",
+                                                     "--timeout", "25", "--duration", "3", "--linger", "0.5"])
+            defer { viewer.kill() }
+            let result = viewer.result(seconds: 30)
+            #expect(result?["ok"] as? Bool == true, "\(Self.describe(result))")
+            let codecs = (result?["codecs"] as? [[String: Any]]) ?? []
+            #expect(codecs.contains { $0["kind"] as? String == "video" && $0["codec"] as? String == "H264" }, "\(codecs)")
         }
     }
 
