@@ -297,3 +297,60 @@ extension InteropTests {
         try echoDataChannel(script: "chromium_peer.py", arguments: ["--video", "send", "--audio", "send", "--codec", "vp8"])
     }
 }
+
+extension InteropTests {
+    /// Sluice opens the channel (its offer has only a data channel section) and sends 1 MiB in 64 KiB
+    /// binary messages, holding back while more than 256 KiB is buffered until the channel says the
+    /// queue drained (`bufferedAmountLow`); the peer echoes every message, and what comes back is the
+    /// same 1 MiB, in order.
+    func megabyteThroughAnEchoingPeer(script: String) throws {
+        let peer = try PeerProcess(script: script, arguments: ["answer", "--dc-echo", "--timeout", "40", "--duration", "8", "--linger", "1"])
+        defer { peer.kill() }
+        let connection = try PeerConnectionFactory().makePeerConnection(
+            .init(localAddresses: ["127.0.0.1:0"], includeLoopback: true, receive: []))
+        defer { connection.close() }
+        let channel = try connection.createDataChannel("bulk")
+        let record = PeerConnectionTests.ChannelRecord(channel)
+        peer.writeSDP(try connection.createOffer())
+        try connection.setRemoteDescription(try peer.readSDP(seconds: 30), type: .answer)
+        #expect(eventually(seconds: 15) { record.saw(.open) }, "\(record.events.withLock { $0 })")
+        var generator = SplitMix64(seed: 0x5EED)
+        let payload = (0..<(1 << 20)).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+        let chunk = Int(ProcessInfo.processInfo.environment["SLUICE_DC_CHUNK"] ?? "") ?? 64 * 1024, highWater = 256 * 1024
+        channel.setBufferedAmountLowThreshold(chunk)
+        let started = Date()
+        var waits = 0
+        for offset in stride(from: 0, to: payload.count, by: chunk) {
+            if channel.bufferedAmount > highWater {
+                let lows = record.events.withLock { $0.filter { $0 == .bufferedAmountLow }.count }
+                #expect(eventually(seconds: 10) { record.events.withLock { $0.filter { $0 == .bufferedAmountLow }.count } > lows },
+                        "offset \(offset): buffered \(channel.bufferedAmount), stats \(String(describing: channel.stats())), echoed \(record.messages.count) messages, transport \(connection.stats().transport); peer:\n\(peer.stderrTail(1500))")
+                waits += 1
+            }
+            try channel.send(Array(payload[offset..<(offset + chunk)]))
+        }
+        func echoedBytes() -> [UInt8] {
+            record.messages.flatMap { message -> [UInt8] in if case .binary(let bytes) = message { bytes } else { [] } }
+        }
+        #expect(eventually(seconds: 20) { echoedBytes().count >= payload.count }, "\(echoedBytes().count) bytes echoed")
+        let seconds = Date().timeIntervalSince(started)
+        let echoed = echoedBytes()
+        print("interop \(script): 1 MiB in 64 KiB messages there and back in \(String(format: "%.2f", seconds)) s (\(String(format: "%.1f", 2.0 / seconds)) MB/s both ways), \(waits) waits for bufferedAmountLow")
+        #expect(echoed == payload, "the echo differs (\(echoed.count) bytes)")
+        let result = peer.result(seconds: 30)
+        #expect((result?["datachannel_bytes_received"] as? Int ?? 0) >= payload.count, "\(Self.describe(result))")
+        #expect(waits > 0, "the sender never had to wait: back-pressure was not exercised")
+    }
+
+    @Test(.enabled(if: aiortcMissing == nil, "needs tools/peers/.venv with aiortc (tools/peers/setup)"), .timeLimit(.minutes(1)))
+    func aMegabyteToAiortcAndBackWithBackPressure() throws {
+        try megabyteThroughAnEchoingPeer(script: "aiortc_peer.py")
+    }
+
+    @Test(.enabled(if: aiortcMissing == nil && chromiumMissing == nil, "needs Chromium, chromedriver and tools/peers/.venv"),
+          .enabled(if: loopbackOnly, "Chromium sends from every interface: run inside tools/peers/loopback-only (tools/peers/README.md)"),
+          .timeLimit(.minutes(1)))
+    func aMegabyteToChromiumAndBackWithBackPressure() throws {
+        try megabyteThroughAnEchoingPeer(script: "chromium_peer.py")
+    }
+}
