@@ -9,7 +9,8 @@ public struct SCTPConfiguration: Sendable, Hashable {
     public var remotePort: UInt16
     /// Streams asked for in each direction.
     public var streams: UInt16
-    /// The largest SCTP packet: the DTLS record around it must fit a UDP datagram (RFC 8261 §5).
+    /// The largest SCTP packet: the DTLS record around it must fit a UDP datagram (RFC 8261 §5); 1140
+    /// leaves room for the record overhead of any DTLS 1.2 cipher within `PeerTransport`'s 1200.
     public var mtu: UInt32
     /// usrsctp's receive window and the bytes it holds unacknowledged; past that, sends return 0.
     public var receiveBuffer: Int32
@@ -21,7 +22,7 @@ public struct SCTPConfiguration: Sendable, Hashable {
     /// The largest message accepted (`a=max-message-size`, RFC 8841 §6): longer ones are dropped, counted.
     public var maxReceiveMessageSize: Int
 
-    public init(localPort: UInt16 = 5000, remotePort: UInt16 = 5000, streams: UInt16 = 1024, mtu: UInt32 = 1160,
+    public init(localPort: UInt16 = 5000, remotePort: UInt16 = 5000, streams: UInt16 = 1024, mtu: UInt32 = 1140,
                 receiveBuffer: Int32 = 1 << 20, sendBuffer: Int32 = 1 << 19, rtoInitial: UInt32 = 1000,
                 rtoMinimum: UInt32 = 200, rtoMaximum: UInt32 = 3000, maxReceiveMessageSize: Int = 262_144) {
         self.localPort = localPort
@@ -193,7 +194,8 @@ public final class SCTPAssociation {
                 withUnsafeBytes(of: &remote) { raw.copyMemory(from: $0) }
             }
             parameters.spp_flags = UInt32(SPP_PMTUD_DISABLE)
-            parameters.spp_pathmtu = configuration.mtu
+            // usrsctp's path MTU over AF_CONN leaves out the 12-byte common header (RFC 4960 §3.1).
+            parameters.spp_pathmtu = max(configuration.mtu, 512) - 12
             if usrsctp_setsockopt(socket, Int32(IPPROTO_SCTP), SCTP_PEER_ADDR_PARAMS, &parameters,
                                   socklen_t(MemoryLayout<sctp_paddrparams>.size)) != 0 {
                 return .call("setsockopt SCTP_PEER_ADDR_PARAMS", errno: sluice_sctp_errno())

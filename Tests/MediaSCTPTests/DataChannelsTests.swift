@@ -145,6 +145,8 @@ import Testing
         #expect(peak <= threshold + chunk)   // bounded: never more than one message past the threshold
         #expect(lowEvents > 0)
         #expect(pair.client.bufferedAmount(of: id) == 0)
+        // Every packet fits the configured MTU, so that its DTLS record fits the datagram.
+        #expect(pair.largestPacket <= Int(pair.client.configuration.sctp.mtu), "largest packet \(pair.largestPacket)")
         #expect(pair.server.stats(id)?.bytesReceived == file.count)
     }
 
