@@ -98,7 +98,7 @@ private func wait(seconds: Double, for condition: () -> Bool) -> Bool {
                 try channels.send(.binary(Array(file[offset..<offset + chunk])), on: fromAnswerer, now: now)
                 return true
             }
-            if sent! { offset += chunk } else { usleep(1000) }
+            if sent { offset += chunk } else { usleep(1000) }
         }
         #expect(offset == file.count)
         #expect(wait(seconds: 30) { offerer.messages(on: fromAnswerer).count == 1 + file.count / chunk })

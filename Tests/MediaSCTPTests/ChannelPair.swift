@@ -14,7 +14,7 @@ final class ChannelPair {
     private(set) var packetsLost = 0
     /// The largest SCTP packet either side sent.
     private(set) var largestPacket = 0
-    private let loss: Double
+    var loss: Double
     private let latency: ClockTime
     private var inFlight: [(at: ClockTime, toServer: Bool, packet: [UInt8])] = []
     private var random: SplitMix64

@@ -197,6 +197,22 @@ import Testing
         #expect(pair.client.nextTimeout == nil && pair.client.pollTransmit() == nil)
     }
 
+    @Test func aPeerThatStopsAnsweringLosesTheAssociationAndEveryChannel() throws {
+        let configuration = SCTPConfiguration(rtoInitial: 100, rtoMinimum: 50, rtoMaximum: 100)
+        let pair = try ChannelPair(configuration: configuration)
+        try pair.connect()
+        let id = try pair.client.open(label: "gone", now: pair.clock.now)
+        #expect(pair.run(seconds: 5) { $0.serverEvents.contains { if case .remoteOpened = $0 { true } else { false } } })
+        pair.loss = 1   // the path goes away
+        try pair.client.send(.text("into the void"), on: id, now: pair.clock.now)
+        #expect(pair.run(seconds: 20) { pair in
+            pair.clientEvents.contains { if case .associationClosed = $0 { true } else { false } }
+        })
+        #expect(pair.clientEvents.contains(.closed(id)) && pair.client.channel(id)?.state == .closed)
+        #expect(pair.client.association.state == .closed && pair.client.nextTimeout == nil)
+        #expect(throws: DataChannelError.notOpen(id)) { try pair.client.send(.text("late"), on: id, now: pair.clock.now) }
+    }
+
     @Test func garbageIsCountedAndDropped() throws {
         let pair = try ChannelPair()
         try pair.connect()
