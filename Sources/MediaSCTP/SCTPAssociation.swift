@@ -93,10 +93,8 @@ public final class SCTPAssociation {
 
     private let endpoint: SCTPEndpoint
     private var socket: OpaquePointer?
-    private var transmits: [[UInt8]] = []
-    private var transmitStart = 0
-    private var events: [SCTPEvent] = []
-    private var eventStart = 0
+    private var transmits = PollQueue<[UInt8]>()
+    private var events = PollQueue<SCTPEvent>()
     /// Pieces of messages being reassembled (partial delivery), by stream.
     private var partial: [UInt16: [UInt8]] = [:]
     /// Streams whose current message outgrew `maxReceiveMessageSize`: its pieces are dropped up to its end.
@@ -228,23 +226,9 @@ public final class SCTPAssociation {
     }
 
     /// The next SCTP packet to send to the peer, nil when none waits.
-    public func pollTransmit() -> [UInt8]? {
-        guard transmitStart < transmits.count else { return nil }
-        defer {
-            transmitStart += 1
-            if transmitStart == transmits.count { transmits.removeAll(keepingCapacity: true); transmitStart = 0 }
-        }
-        return transmits[transmitStart]
-    }
+    public func pollTransmit() -> [UInt8]? { transmits.poll() }
 
-    public func pollEvent() -> SCTPEvent? {
-        guard eventStart < events.count else { return nil }
-        defer {
-            eventStart += 1
-            if eventStart == events.count { events.removeAll(keepingCapacity: true); eventStart = 0 }
-        }
-        return events[eventStart]
-    }
+    public func pollEvent() -> SCTPEvent? { events.poll() }
 
     /// When usrsctp's timers want running: a fixed tick while the association lives (usrsctp does not say
     /// when its next timer is due).
