@@ -36,7 +36,8 @@ private func wait(seconds: Double, for condition: () -> Bool) -> Bool {
 
 @Suite(.serialized) struct PeerDataChannelLoopTests {
     /// A loop whose events feed its channels; candidates trickle to `other`.
-    private static func makeSide(role: ICERole, isDTLSClient: Bool, side: ChannelSide, other: ChannelSide) throws {
+    private static func makeSide(role: ICERole, isDTLSClient: Bool, side: ChannelSide, other: ChannelSide,
+                                 sctp: SCTPConfiguration = SCTPConfiguration()) throws {
         let configuration = PeerTransport.Configuration(ice: ICEConfiguration(includeLoopback: true))
         let transport = PeerTransport(iceRole: role, certificate: try DTLSCertificate(), configuration: configuration)
         let handlers = PeerTransportLoop.Handlers(onEvent: { event in
@@ -48,7 +49,8 @@ private func wait(seconds: Double, for condition: () -> Bool) -> Bool {
         let loop = try PeerTransportLoop(transport: transport, bindingTo: [try SocketAddress(parsing: "127.0.0.1:0")],
                                          handlers: handlers)
         let channels = try PeerDataChannelLoop(
-            loop: loop, configuration: DataChannels.Configuration(isDTLSClient: isDTLSClient, remoteMaxMessageSize: 262_144),
+            loop: loop, configuration: DataChannels.Configuration(sctp: sctp, isDTLSClient: isDTLSClient,
+                                                                 remoteMaxMessageSize: 262_144),
             onEvent: { event in side.events.withLock { $0.append(event) } })
         side.loop.withLock { $0 = loop }
         side.channels.withLock { $0 = channels }
@@ -113,5 +115,35 @@ private func wait(seconds: Double, for condition: () -> Bool) -> Bool {
         // Closing from the side that did not open it closes both.
         offerer.channelLoop.withChannels { channels, now in channels.close(fromAnswerer, now: now) }
         #expect(wait(seconds: 5) { offerer.saw(.closed(fromAnswerer)) && answerer.saw(.closed(fromAnswerer)) })
+    }
+
+    /// SCTP packets larger than a DTLS record can hold are refused by the transport: counted, and the
+    /// association is lost after its retransmissions (short here), closing the channel on that side.
+    @Test func packetsTheTransportRefusesAreCountedAndTheAssociationEnds() throws {
+        let offerer = ChannelSide(), answerer = ChannelSide()
+        let tooLarge = SCTPConfiguration(mtu: 1400, rtoInitial: 100, rtoMinimum: 50, rtoMaximum: 100)
+        try Self.makeSide(role: .controlling, isDTLSClient: false, side: offerer, other: answerer)
+        try Self.makeSide(role: .controlled, isDTLSClient: true, side: answerer, other: offerer, sctp: tooLarge)
+        let offererLoop = offerer.loop.withLock { $0 }!, answererLoop = answerer.loop.withLock { $0 }!
+        defer {
+            offerer.channelLoop.close()
+            answerer.channelLoop.close()
+            offererLoop.close()
+            answererLoop.close()
+        }
+        try exchangeTransportDescriptions(offerer: offererLoop, answerer: answererLoop)
+        offererLoop.start()
+        answererLoop.start()
+        #expect(wait(seconds: 15) { offerer.saw(.associationEstablished) && answerer.saw(.associationEstablished) })
+        let id = try answerer.channelLoop.withChannels { channels, now in try channels.open(label: "big", now: now) }
+        try answerer.channelLoop.withChannels { channels, now in
+            try channels.send(.binary([UInt8](repeating: 7, count: 4000)), on: id, now: now)
+        }
+        #expect(wait(seconds: 20) { answerer.saw(.closed(id)) })
+        #expect(answerer.channelLoop.failedSends > 0)
+        guard case .dtls(.applicationDataTooLarge)? = answerer.channelLoop.lastFailedSend else {
+            Issue.record("refused for \(String(describing: answerer.channelLoop.lastFailedSend))")
+            return
+        }
     }
 }
