@@ -141,6 +141,10 @@ private func wait(seconds: Double, for condition: () -> Bool) -> Bool {
         }
         #expect(wait(seconds: 20) { answerer.saw(.closed(id)) })
         #expect(answerer.channelLoop.failedSends > 0)
+        // Both sides keep answering afterwards.
+        usleep(3_000_000)
+        #expect(offerer.channelLoop.withChannels { channels, _ in channels.channel(id)?.state } != nil)
+        #expect(answerer.channelLoop.withChannels { channels, _ in channels.channel(id)?.state } == .closed)
         guard case .dtls(.applicationDataTooLarge)? = answerer.channelLoop.lastFailedSend else {
             Issue.record("refused for \(String(describing: answerer.channelLoop.lastFailedSend))")
             return
