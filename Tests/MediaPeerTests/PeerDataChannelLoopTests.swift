@@ -57,22 +57,30 @@ private func wait(seconds: Double, for condition: () -> Bool) -> Bool {
         side.channels.withLock { $0 = channels }
     }
 
-    @Test func channelsOpenBothWaysAndCarryAMebibyteOverDTLS() throws {
-        // The offerer is the DTLS server (odd streams), the answerer the client (even).
+    /// Two sides over 127.0.0.1 with their SCTP associations up: the offerer controls ICE and is the DTLS
+    /// server, the answerer the client.
+    private static func connectedSides(answererSCTP: SCTPConfiguration = SCTPConfiguration()) throws
+        -> (ChannelSide, ChannelSide) {
         let offerer = ChannelSide(), answerer = ChannelSide()
-        try Self.makeSide(role: .controlling, isDTLSClient: false, side: offerer, other: answerer)
-        try Self.makeSide(role: .controlled, isDTLSClient: true, side: answerer, other: offerer)
+        try makeSide(role: .controlling, isDTLSClient: false, side: offerer, other: answerer)
+        try makeSide(role: .controlled, isDTLSClient: true, side: answerer, other: offerer, sctp: answererSCTP)
         let offererLoop = offerer.loop.withLock { $0 }!, answererLoop = answerer.loop.withLock { $0 }!
-        defer {
-            offerer.channelLoop.close()
-            answerer.channelLoop.close()
-            offererLoop.close()
-            answererLoop.close()
-        }
         try exchangeTransportDescriptions(offerer: offererLoop, answerer: answererLoop)
         offererLoop.start()
         answererLoop.start()
         #expect(wait(seconds: 15) { offerer.saw(.associationEstablished) && answerer.saw(.associationEstablished) })
+        return (offerer, answerer)
+    }
+
+    private static func close(_ sides: ChannelSide...) {
+        for side in sides { side.channelLoop.close() }
+        for side in sides { side.loop.withLock { $0 }?.close() }
+    }
+
+    @Test func channelsOpenBothWaysAndCarryAMebibyteOverDTLS() throws {
+        // The offerer is the DTLS server (odd streams), the answerer the client (even).
+        let (offerer, answerer) = try Self.connectedSides()
+        defer { Self.close(offerer, answerer) }
 
         // A channel each way, text and binary.
         let fromAnswerer = answerer.channelLoop.withChannels { channels, now in
@@ -123,21 +131,9 @@ private func wait(seconds: Double, for condition: () -> Bool) -> Bool {
     /// SCTP packets larger than a DTLS record can hold are refused by the transport: counted, and the
     /// association is lost after its retransmissions (short here), closing the channel on that side.
     @Test func packetsTheTransportRefusesAreCountedAndTheAssociationEnds() throws {
-        let offerer = ChannelSide(), answerer = ChannelSide()
         let tooLarge = SCTPConfiguration(mtu: 1400, rtoInitial: 100, rtoMinimum: 50, rtoMaximum: 100)
-        try Self.makeSide(role: .controlling, isDTLSClient: false, side: offerer, other: answerer)
-        try Self.makeSide(role: .controlled, isDTLSClient: true, side: answerer, other: offerer, sctp: tooLarge)
-        let offererLoop = offerer.loop.withLock { $0 }!, answererLoop = answerer.loop.withLock { $0 }!
-        defer {
-            offerer.channelLoop.close()
-            answerer.channelLoop.close()
-            offererLoop.close()
-            answererLoop.close()
-        }
-        try exchangeTransportDescriptions(offerer: offererLoop, answerer: answererLoop)
-        offererLoop.start()
-        answererLoop.start()
-        #expect(wait(seconds: 15) { offerer.saw(.associationEstablished) && answerer.saw(.associationEstablished) })
+        let (offerer, answerer) = try Self.connectedSides(answererSCTP: tooLarge)
+        defer { Self.close(offerer, answerer) }
         let id = try answerer.channelLoop.withChannels { channels, now in try channels.open(label: "big", now: now) }
         try answerer.channelLoop.withChannels { channels, now in
             try channels.send(.binary([UInt8](repeating: 7, count: 4000)), on: id, now: now)
