@@ -1,4 +1,5 @@
 import CSSL
+import MediaCore
 
 /// The datagrams between an association and its OpenSSL connection.
 ///

@@ -22,6 +22,7 @@ public final class PeerDataChannelLoop: @unchecked Sendable {
     private var stopped = false
     private var started = false
     private var sendFailures = 0
+    private var lastSendFailure: PeerTransportError?
     private var thread: WorkerThread?
     private weak var loop: PeerTransportLoop?
     private let onEvent: @Sendable (DataChannelEvent) -> Void
@@ -63,6 +64,9 @@ public final class PeerDataChannelLoop: @unchecked Sendable {
     /// Application data records the transport refused (not connected yet, or closed).
     public var failedSends: Int { lock.withLock { sendFailures } }
 
+    /// Why the last of them was refused.
+    public var lastFailedSend: PeerTransportError? { lock.withLock { lastSendFailure } }
+
     /// Aborts the association (its ABORT goes out) and stops the timer thread.
     public func close() {
         let first = lock.withLock { () -> Bool in
@@ -99,12 +103,25 @@ public final class PeerDataChannelLoop: @unchecked Sendable {
             lock.withLock { sendFailures += packets.count }
             return
         }
-        let failed = loop.withTransport { core, now in
-            packets.reduce(0) { failed, packet in
-                (try? core.sendApplicationData(packet, now: now)) == nil ? failed + 1 : failed
+        let (failed, error) = loop.withTransport { core, now -> (Int, PeerTransportError?) in
+            var failed = 0
+            var last: PeerTransportError?
+            for packet in packets {
+                do throws(PeerTransportError) {
+                    try core.sendApplicationData(packet, now: now)
+                } catch {
+                    failed += 1
+                    last = error
+                }
+            }
+            return (failed, last)
+        }
+        if failed > 0 {
+            lock.withLock {
+                sendFailures += failed
+                lastSendFailure = error
             }
         }
-        if failed > 0 { lock.withLock { sendFailures += failed } }
     }
 
     private func runTimers() {

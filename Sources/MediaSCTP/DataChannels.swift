@@ -55,8 +55,7 @@ public final class DataChannels {
     private var channels: [UInt16: Channel] = [:]
     private var queue: [Outgoing] = []
     private var queueStart = 0
-    private var events: [DataChannelEvent] = []
-    private var eventStart = 0
+    private var events = PollQueue<DataChannelEvent>()
     private var established = false
 
     public init(configuration: Configuration) throws(SCTPError) {
@@ -85,14 +84,7 @@ public final class DataChannels {
 
     public func pollTransmit() -> [UInt8]? { association.pollTransmit() }
 
-    public func pollEvent() -> DataChannelEvent? {
-        guard eventStart < events.count else { return nil }
-        defer {
-            eventStart += 1
-            if eventStart == events.count { events.removeAll(keepingCapacity: true); eventStart = 0 }
-        }
-        return events[eventStart]
-    }
+    public func pollEvent() -> DataChannelEvent? { events.poll() }
 
     public var nextTimeout: ClockTime? { association.nextTimeout }
 

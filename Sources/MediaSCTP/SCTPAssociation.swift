@@ -9,7 +9,8 @@ public struct SCTPConfiguration: Sendable, Hashable {
     public var remotePort: UInt16
     /// Streams asked for in each direction.
     public var streams: UInt16
-    /// The largest SCTP packet: the DTLS record around it must fit a UDP datagram (RFC 8261 §5).
+    /// The largest SCTP packet: the DTLS record around it must fit a UDP datagram (RFC 8261 §5); 1140
+    /// leaves room for the record overhead of any DTLS 1.2 cipher within `PeerTransport`'s 1200.
     public var mtu: UInt32
     /// usrsctp's receive window and the bytes it holds unacknowledged; past that, sends return 0.
     public var receiveBuffer: Int32
@@ -21,7 +22,7 @@ public struct SCTPConfiguration: Sendable, Hashable {
     /// The largest message accepted (`a=max-message-size`, RFC 8841 §6): longer ones are dropped, counted.
     public var maxReceiveMessageSize: Int
 
-    public init(localPort: UInt16 = 5000, remotePort: UInt16 = 5000, streams: UInt16 = 1024, mtu: UInt32 = 1160,
+    public init(localPort: UInt16 = 5000, remotePort: UInt16 = 5000, streams: UInt16 = 1024, mtu: UInt32 = 1140,
                 receiveBuffer: Int32 = 1 << 20, sendBuffer: Int32 = 1 << 19, rtoInitial: UInt32 = 1000,
                 rtoMinimum: UInt32 = 200, rtoMaximum: UInt32 = 3000, maxReceiveMessageSize: Int = 262_144) {
         self.localPort = localPort
@@ -92,10 +93,8 @@ public final class SCTPAssociation {
 
     private let endpoint: SCTPEndpoint
     private var socket: OpaquePointer?
-    private var transmits: [[UInt8]] = []
-    private var transmitStart = 0
-    private var events: [SCTPEvent] = []
-    private var eventStart = 0
+    private var transmits = PollQueue<[UInt8]>()
+    private var events = PollQueue<SCTPEvent>()
     /// Pieces of messages being reassembled (partial delivery), by stream.
     private var partial: [UInt16: [UInt8]] = [:]
     /// Streams whose current message outgrew `maxReceiveMessageSize`: its pieces are dropped up to its end.
@@ -193,7 +192,8 @@ public final class SCTPAssociation {
                 withUnsafeBytes(of: &remote) { raw.copyMemory(from: $0) }
             }
             parameters.spp_flags = UInt32(SPP_PMTUD_DISABLE)
-            parameters.spp_pathmtu = configuration.mtu
+            // usrsctp's path MTU over AF_CONN leaves out the 12-byte common header (RFC 4960 §3.1).
+            parameters.spp_pathmtu = max(configuration.mtu, 512) - 12
             if usrsctp_setsockopt(socket, Int32(IPPROTO_SCTP), SCTP_PEER_ADDR_PARAMS, &parameters,
                                   socklen_t(MemoryLayout<sctp_paddrparams>.size)) != 0 {
                 return .call("setsockopt SCTP_PEER_ADDR_PARAMS", errno: sluice_sctp_errno())
@@ -226,23 +226,9 @@ public final class SCTPAssociation {
     }
 
     /// The next SCTP packet to send to the peer, nil when none waits.
-    public func pollTransmit() -> [UInt8]? {
-        guard transmitStart < transmits.count else { return nil }
-        defer {
-            transmitStart += 1
-            if transmitStart == transmits.count { transmits.removeAll(keepingCapacity: true); transmitStart = 0 }
-        }
-        return transmits[transmitStart]
-    }
+    public func pollTransmit() -> [UInt8]? { transmits.poll() }
 
-    public func pollEvent() -> SCTPEvent? {
-        guard eventStart < events.count else { return nil }
-        defer {
-            eventStart += 1
-            if eventStart == events.count { events.removeAll(keepingCapacity: true); eventStart = 0 }
-        }
-        return events[eventStart]
-    }
+    public func pollEvent() -> SCTPEvent? { events.poll() }
 
     /// When usrsctp's timers want running: a fixed tick while the association lives (usrsctp does not say
     /// when its next timer is due).

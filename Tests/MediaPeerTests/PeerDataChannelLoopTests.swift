@@ -7,6 +7,7 @@ import MediaPeer
 import MediaSCTP
 import MediaTransport
 import Synchronization
+import TestSupport
 import Testing
 
 /// One side: its loop and channels, set once made, and what its channels reported.
@@ -36,7 +37,8 @@ private func wait(seconds: Double, for condition: () -> Bool) -> Bool {
 
 @Suite(.serialized) struct PeerDataChannelLoopTests {
     /// A loop whose events feed its channels; candidates trickle to `other`.
-    private static func makeSide(role: ICERole, isDTLSClient: Bool, side: ChannelSide, other: ChannelSide) throws {
+    private static func makeSide(role: ICERole, isDTLSClient: Bool, side: ChannelSide, other: ChannelSide,
+                                 sctp: SCTPConfiguration = SCTPConfiguration()) throws {
         let configuration = PeerTransport.Configuration(ice: ICEConfiguration(includeLoopback: true))
         let transport = PeerTransport(iceRole: role, certificate: try DTLSCertificate(), configuration: configuration)
         let handlers = PeerTransportLoop.Handlers(onEvent: { event in
@@ -48,28 +50,37 @@ private func wait(seconds: Double, for condition: () -> Bool) -> Bool {
         let loop = try PeerTransportLoop(transport: transport, bindingTo: [try SocketAddress(parsing: "127.0.0.1:0")],
                                          handlers: handlers)
         let channels = try PeerDataChannelLoop(
-            loop: loop, configuration: DataChannels.Configuration(isDTLSClient: isDTLSClient, remoteMaxMessageSize: 262_144),
+            loop: loop, configuration: DataChannels.Configuration(sctp: sctp, isDTLSClient: isDTLSClient,
+                                                                 remoteMaxMessageSize: 262_144),
             onEvent: { event in side.events.withLock { $0.append(event) } })
         side.loop.withLock { $0 = loop }
         side.channels.withLock { $0 = channels }
     }
 
-    @Test func channelsOpenBothWaysAndCarryAMebibyteOverDTLS() throws {
-        // The offerer is the DTLS server (odd streams), the answerer the client (even).
+    /// Two sides over 127.0.0.1 with their SCTP associations up: the offerer controls ICE and is the DTLS
+    /// server, the answerer the client.
+    private static func connectedSides(answererSCTP: SCTPConfiguration = SCTPConfiguration()) throws
+        -> (ChannelSide, ChannelSide) {
         let offerer = ChannelSide(), answerer = ChannelSide()
-        try Self.makeSide(role: .controlling, isDTLSClient: false, side: offerer, other: answerer)
-        try Self.makeSide(role: .controlled, isDTLSClient: true, side: answerer, other: offerer)
+        try makeSide(role: .controlling, isDTLSClient: false, side: offerer, other: answerer)
+        try makeSide(role: .controlled, isDTLSClient: true, side: answerer, other: offerer, sctp: answererSCTP)
         let offererLoop = offerer.loop.withLock { $0 }!, answererLoop = answerer.loop.withLock { $0 }!
-        defer {
-            offerer.channelLoop.close()
-            answerer.channelLoop.close()
-            offererLoop.close()
-            answererLoop.close()
-        }
         try exchangeTransportDescriptions(offerer: offererLoop, answerer: answererLoop)
         offererLoop.start()
         answererLoop.start()
         #expect(wait(seconds: 15) { offerer.saw(.associationEstablished) && answerer.saw(.associationEstablished) })
+        return (offerer, answerer)
+    }
+
+    private static func close(_ sides: ChannelSide...) {
+        for side in sides { side.channelLoop.close() }
+        for side in sides { side.loop.withLock { $0 }?.close() }
+    }
+
+    @Test func channelsOpenBothWaysAndCarryAMebibyteOverDTLS() throws {
+        // The offerer is the DTLS server (odd streams), the answerer the client (even).
+        let (offerer, answerer) = try Self.connectedSides()
+        defer { Self.close(offerer, answerer) }
 
         // A channel each way, text and binary.
         let fromAnswerer = answerer.channelLoop.withChannels { channels, now in
@@ -105,7 +116,9 @@ private func wait(seconds: Double, for condition: () -> Bool) -> Bool {
         let received: [UInt8] = offerer.messages(on: fromAnswerer).dropFirst().flatMap { message -> [UInt8] in
             if case .binary(let bytes) = message { bytes } else { [] }
         }
-        #expect(received == file)
+        // Digests, not the arrays: a failure would otherwise print a diff of a mebibyte.
+        #expect(received.count == file.count)
+        #expect(fnv1a(received) == fnv1a(file))
         let stats = offerer.channelLoop.withChannels { channels, _ in channels.stats(fromAnswerer) }
         #expect(stats?.messagesReceived == 17 && stats?.bytesReceived == file.count + 13)
         #expect(offerer.channelLoop.failedSends == 0 && answerer.channelLoop.failedSends == 0)
@@ -113,5 +126,27 @@ private func wait(seconds: Double, for condition: () -> Bool) -> Bool {
         // Closing from the side that did not open it closes both.
         offerer.channelLoop.withChannels { channels, now in channels.close(fromAnswerer, now: now) }
         #expect(wait(seconds: 5) { offerer.saw(.closed(fromAnswerer)) && answerer.saw(.closed(fromAnswerer)) })
+    }
+
+    /// SCTP packets larger than a DTLS record can hold are refused by the transport: counted, and the
+    /// association is lost after its retransmissions (short here), closing the channel on that side.
+    @Test func packetsTheTransportRefusesAreCountedAndTheAssociationEnds() throws {
+        let tooLarge = SCTPConfiguration(mtu: 1400, rtoInitial: 100, rtoMinimum: 50, rtoMaximum: 100)
+        let (offerer, answerer) = try Self.connectedSides(answererSCTP: tooLarge)
+        defer { Self.close(offerer, answerer) }
+        let id = try answerer.channelLoop.withChannels { channels, now in try channels.open(label: "big", now: now) }
+        try answerer.channelLoop.withChannels { channels, now in
+            try channels.send(.binary([UInt8](repeating: 7, count: 4000)), on: id, now: now)
+        }
+        #expect(wait(seconds: 20) { answerer.saw(.closed(id)) })
+        #expect(answerer.channelLoop.failedSends > 0)
+        // Both sides keep answering afterwards.
+        usleep(3_000_000)
+        #expect(offerer.channelLoop.withChannels { channels, _ in channels.channel(id)?.state } != nil)
+        #expect(answerer.channelLoop.withChannels { channels, _ in channels.channel(id)?.state } == .closed)
+        guard case .dtls(.applicationDataTooLarge)? = answerer.channelLoop.lastFailedSend else {
+            Issue.record("refused for \(String(describing: answerer.channelLoop.lastFailedSend))")
+            return
+        }
     }
 }

@@ -12,7 +12,9 @@ final class ChannelPair {
     var clientEvents: [DataChannelEvent] = []
     var serverEvents: [DataChannelEvent] = []
     private(set) var packetsLost = 0
-    private let loss: Double
+    /// The largest SCTP packet either side sent.
+    private(set) var largestPacket = 0
+    var loss: Double
     private let latency: ClockTime
     private var inFlight: [(at: ClockTime, toServer: Bool, packet: [UInt8])] = []
     private var random: SplitMix64
@@ -58,10 +60,12 @@ final class ChannelPair {
         var moved = false
         while let packet = client.pollTransmit() {
             moved = true
+            largestPacket = max(largestPacket, packet.count)
             if !lose() { inFlight.append((now + latency, true, packet)) }
         }
         while let packet = server.pollTransmit() {
             moved = true
+            largestPacket = max(largestPacket, packet.count)
             if !lose() { inFlight.append((now + latency, false, packet)) }
         }
         let due = inFlight.filter { $0.at <= now }

@@ -216,6 +216,11 @@ extension URL {
     public func file(_ name: String) -> String { appendingPathComponent(name).path }
 }
 
+/// FNV-1a (64 bits): a digest to compare a transfer with its source without printing either.
+public func fnv1a(_ bytes: [UInt8]) -> UInt64 {
+    bytes.reduce(0xCBF2_9CE4_8422_2325) { ($0 ^ UInt64($1)) &* 0x0000_0100_0000_01B3 }
+}
+
 /// SplitMix64: a small deterministic random number generator, so that randomised tests reproduce.
 public struct SplitMix64: RandomNumberGenerator {
     public var state: UInt64
