@@ -368,6 +368,8 @@ class ChromiumPeer:
         for kind in ("video", "audio"):
             if getattr(a, kind) in ("recv", "sendrecv"):
                 kinds.add(kind)
+        if a.expect == "none":
+            return set()
         return set(a.expect.split(",")) if a.expect else kinds
 
     def enough(self, results):
@@ -484,7 +486,7 @@ def main():
     p.add_argument("--codec", choices=["vp8", "h264", "vp9", "av1"], help="preferred video codec")
     p.add_argument("--datachannel", action="store_true", help="offer a data channel and ping on it")
     p.add_argument("--dc-echo", action="store_true", help="send every data channel message back as it came")
-    p.add_argument("--expect", help="kinds that must be received (default: those with recv)")
+    p.add_argument("--expect", help="kinds that must be received: video,audio or none (default: those with recv)")
     p.add_argument("--width", type=int, default=640)
     p.add_argument("--height", type=int, default=480)
     p.add_argument("--fps", type=int, default=30)
