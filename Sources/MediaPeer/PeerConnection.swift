@@ -131,6 +131,7 @@ public final class PeerConnection: @unchecked Sendable {
         var connectionState = PeerTransport.State.new
         var iceState = ICEConnectionState.new
         var srtpReady = false
+        var failure: PeerTransportError?
         var closed = false
     }
 
@@ -288,6 +289,8 @@ public final class PeerConnection: @unchecked Sendable {
     }
 
     public var connectionState: PeerTransport.State { state.withLock { $0.connectionState } }
+    /// Why the connection failed, once it has (also `Event.failed`).
+    public var failure: PeerTransportError? { state.withLock { $0.failure } }
     /// Whether every local candidate is gathered (server-reflexive and relayed ones included).
     public var isGatheringComplete: Bool { state.withLock { $0.gatheringComplete } }
     public var iceConnectionState: ICEConnectionState { state.withLock { $0.iceState } }
@@ -442,6 +445,7 @@ public final class PeerConnection: @unchecked Sendable {
             state.withLock { $0.srtpReady = true }
             startSending()
         case .failed(let error):
+            state.withLock { $0.failure = error }
             eventSink.yield(.failed(error))
         case .turnFailed(let server, let reason):
             eventSink.yield(.turnFailed(server: server, reason: reason))

@@ -4,9 +4,11 @@ import Synchronization
 
 /// A data channel of a peer connection (W3C `RTCDataChannel`, RFC 8831): made by
 /// `PeerConnection.createDataChannel` or opened by the peer (`PeerConnection.Event.dataChannel`).
-/// Messages and state changes arrive on `events`; `send` queues a message and `bufferedAmount` says
-/// how much is still queued, so that a sender can wait for `.bufferedAmountLow` instead of
-/// buffering without bound.
+/// Messages and state changes arrive on `events` (an AsyncSequence keeping the newest
+/// `eventBufferLimit` unread ones), and to `onEvent` when set (called on the channel's thread, as
+/// libwebrtc's observers are, for apps and tests that must not wait on Swift's cooperative pool).
+/// `send` queues a message and `bufferedAmount` says how much is still queued, so that a sender can
+/// wait for `.bufferedAmountLow` instead of buffering without bound.
 public final class PeerDataChannel: @unchecked Sendable {
     public enum Event: Sendable, Equatable {
         case open
@@ -18,16 +20,33 @@ public final class PeerDataChannel: @unchecked Sendable {
         case closed
     }
 
+    /// Unread events `events` keeps; older ones are dropped past it, so a peer cannot make a channel
+    /// nobody reads grow without bound.
+    public static let eventBufferLimit = 4096
+
     public let label: String
     public let options: DataChannelOptions
     public let events: AsyncStream<Event>
     private let sink: AsyncStream<Event>.Continuation
+    private let observer = Mutex<(@Sendable (Event) -> Void)?>(nil)
     private let state = Mutex<(id: UInt16?, state: DataChannelState, channels: PeerDataChannelLoop?)>((nil, .connecting, nil))
 
     init(label: String, options: DataChannelOptions) {
         self.label = label
         self.options = options
-        (events, sink) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .unbounded)
+        (events, sink) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(Self.eventBufferLimit))
+    }
+
+    /// Called with every event from now on, on the thread that has it (the SCTP timer or the
+    /// transport's loop); keep it short. Nil stops it.
+    public var onEvent: (@Sendable (Event) -> Void)? {
+        get { observer.withLock { $0 } }
+        set { observer.withLock { $0 = newValue } }
+    }
+
+    private func deliver(_ event: Event) {
+        sink.yield(event)
+        observer.withLock { $0 }?(event)
     }
 
     /// The SCTP stream id, once the association exists (or the negotiated one).
@@ -82,17 +101,17 @@ public final class PeerDataChannel: @unchecked Sendable {
     /// The channel has its stream on `channels`.
     func attach(id: UInt16, to channels: PeerDataChannelLoop, open: Bool) {
         state.withLock { $0 = (id, open ? .open : .connecting, channels) }
-        if open { sink.yield(.open) }
+        if open { deliver(.open) }
     }
 
     func handle(_ event: DataChannelEvent) {
         switch event {
         case .opened:
             state.withLock { $0.state = .open }
-            sink.yield(.open)
-        case .message(_, let message): sink.yield(.message(message))
-        case .bufferedAmountLow: sink.yield(.bufferedAmountLow)
-        case .error(_, let reason): sink.yield(.error(reason))
+            deliver(.open)
+        case .message(_, let message): deliver(.message(message))
+        case .bufferedAmountLow: deliver(.bufferedAmountLow)
+        case .error(_, let reason): deliver(.error(reason))
         case .closed: finish()
         default: break
         }
@@ -100,7 +119,7 @@ public final class PeerDataChannel: @unchecked Sendable {
 
     func finish() {
         state.withLock { $0.state = .closed }
-        sink.yield(.closed)
+        deliver(.closed)
         sink.finish()
     }
 }

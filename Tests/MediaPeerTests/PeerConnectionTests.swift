@@ -244,12 +244,14 @@ struct PeerConnectionTests {
         }
     }
 
-    /// Collects a data channel's events from its AsyncStream, readable from the test's thread.
+    /// Collects a data channel's events (through `onEvent`, on the channel's thread: a task reading
+    /// `events` could wait long for Swift's cooperative pool while synchronous tests hold it),
+    /// readable from the test's thread.
     final class ChannelRecord: Sendable {
         let events = Mutex<[PeerDataChannel.Event]>([])
 
         init(_ channel: PeerDataChannel) {
-            Task { [self] in for await event in channel.events { events.withLock { $0.append(event) } } }
+            channel.onEvent = { [self] event in events.withLock { $0.append(event) } }
         }
 
         var messages: [DataChannelMessage] {
