@@ -1,4 +1,5 @@
 import Foundation
+import MediaCodecs
 import MediaCore
 import MediaNegotiation
 import MediaNodes
@@ -69,16 +70,35 @@ public final class LocalTrack: Sendable {
         })
     }
 
-    /// The source followed by the gate that mutes it and places it on the sender's `timeline`.
-    func addVideo(to graph: Graph, timeline: SendTimeline) throws -> MediaCore.Port<VideoFrame>? {
-        guard case .video(let make) = source else { return nil }
-        return graph.add(EnabledGateNode<VideoFrame>(track: self, timeline: timeline), input: try make(graph))
+    /// The track's sending pipeline up to its encoded frames, in `graph`: source ─▶ enabled gate
+    /// (muting, placing items on `timeline`) ─▶ `codec`'s encoder from `registry`; audio is converted
+    /// to 48 kHz stereo 16-bit first, as Opus takes it. A track that is encoded already throws.
+    func addEncoding(to graph: Graph, codec: CodecName, registry: CodecRegistry, timeline: SendTimeline,
+                     videoBitrate: Int, keyframeInterval: Int?, audioBitrate: Int) throws -> TrackEncoding {
+        switch source {
+        case .video(let make):
+            let pictures = graph.add(EnabledGateNode<VideoFrame>(track: self, timeline: timeline), input: try make(graph))
+            let encoder = VideoEncoderNode(try registry.videoEncoder(for: codec),
+                                           settings: VideoEncoderSettings(bitrate: videoBitrate, keyframeInterval: keyframeInterval))
+            return TrackEncoding(frames: graph.add(encoder, input: pictures), encoder: encoder, statistics: { encoder.statistics })
+        case .audio(let make):
+            let samples = graph.add(EnabledGateNode<AudioFrame>(track: self, timeline: timeline), input: try make(graph))
+            let opus = AudioFormat(encoding: .samples(.s16), sampleRate: 48_000, channels: 2)
+            let encoder = AudioEncoderNode(try registry.audioEncoder(for: codec), settings: AudioEncoderSettings(bitrate: audioBitrate))
+            return TrackEncoding(frames: graph.add(encoder, input: graph.add(AudioConvertNode(to: opus), input: samples)),
+                                 encoder: encoder, statistics: { encoder.statistics })
+        case .encoded:
+            throw PeerConnectionError.media("track \(id) is encoded already")
+        }
     }
+}
 
-    func addAudio(to graph: Graph, timeline: SendTimeline) throws -> MediaCore.Port<AudioFrame>? {
-        guard case .audio(let make) = source else { return nil }
-        return graph.add(EnabledGateNode<AudioFrame>(track: self, timeline: timeline), input: try make(graph))
-    }
+/// A track's pipeline up to its encoded frames (`LocalTrack.addEncoding`).
+struct TrackEncoding {
+    let frames: MediaCore.Port<EncodedFrame>
+    /// The encoder node, for keyframe requests and its output format.
+    let encoder: any MediaNode
+    let statistics: () -> EncoderStatistics
 }
 
 /// What a muted track sends in place of an item: the same format and time, black or silent.

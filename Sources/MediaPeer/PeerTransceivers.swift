@@ -123,28 +123,18 @@ public final class PeerSender: @unchecked Sendable {
         let settings = connection.configuration
         do {
             let registry = connection.factory.registry
-            switch track.source {
-            case .video:
-                let pictures = try track.addVideo(to: graph, timeline: timeline)!
-                let encoder = VideoEncoderNode(try registry.videoEncoder(for: codec.capability.codec),
-                                               settings: VideoEncoderSettings(bitrate: settings.videoBitrate,
-                                                                              keyframeInterval: settings.keyframeInterval))
-                stream.add(to: graph, input: graph.add(encoder, input: pictures), endsWithGraph: false)
-                encoderStatistics = { encoder.statistics }
-            case .audio:
-                let samples = try track.addAudio(to: graph, timeline: timeline)!
-                let opus = AudioFormat(encoding: .samples(.s16), sampleRate: 48_000, channels: 2)
-                let encoder = AudioEncoderNode(try registry.audioEncoder(for: codec.capability.codec),
-                                               settings: AudioEncoderSettings(bitrate: settings.audioBitrate))
-                let converted = graph.add(AudioConvertNode(to: opus), input: samples)
-                stream.add(to: graph, input: graph.add(encoder, input: converted), endsWithGraph: false)
-                encoderStatistics = { encoder.statistics }
-            case .encoded(let shared):
+            if case .encoded(let shared) = track.source {
                 guard shared.codec == codec.capability.codec else {
                     throw PeerConnectionError.media("the shared encoding is \(shared.codec), the negotiated codec \(codec.capability.codec)")
                 }
                 stream.add(to: graph, input: graph.add(SharedEncodingSource(shared: shared)), endsWithGraph: false)
                 encoderStatistics = { shared.encoderStatistics }
+            } else {
+                let encoding = try track.addEncoding(to: graph, codec: codec.capability.codec, registry: registry, timeline: timeline,
+                                                     videoBitrate: settings.videoBitrate, keyframeInterval: settings.keyframeInterval,
+                                                     audioBitrate: settings.audioBitrate)
+                stream.add(to: graph, input: encoding.frames, endsWithGraph: false)
+                encoderStatistics = encoding.statistics
             }
         } catch let error as PeerConnectionError {
             throw error

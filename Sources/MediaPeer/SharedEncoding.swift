@@ -31,28 +31,13 @@ public final class SharedEncoding: @unchecked Sendable {
         self.codec = codec
         kind = track.kind
         let graph = Graph()
-        let timeline = SendTimeline()
-        let encoded: MediaCore.Port<EncodedFrame>
-        switch track.source {
-        case .video:
-            let node = VideoEncoderNode(try registry.videoEncoder(for: codec),
-                                        settings: VideoEncoderSettings(bitrate: videoBitrate, keyframeInterval: keyframeInterval))
-            encoded = graph.add(node, input: try track.addVideo(to: graph, timeline: timeline)!)
-            encoder = node
-            encoderStatisticsOf = { node.statistics }
-        case .audio:
-            let node = AudioEncoderNode(try registry.audioEncoder(for: codec), settings: AudioEncoderSettings(bitrate: audioBitrate))
-            let samples = graph.add(AudioConvertNode(to: AudioFormat(encoding: .samples(.s16), sampleRate: 48_000, channels: 2)),
-                                    input: try track.addAudio(to: graph, timeline: timeline)!)
-            encoded = graph.add(node, input: samples)
-            encoder = node
-            encoderStatisticsOf = { node.statistics }
-        case .encoded:
-            throw PeerConnectionError.media("track \(track.id) is encoded already")
-        }
+        let encoding = try track.addEncoding(to: graph, codec: codec, registry: registry, timeline: SendTimeline(),
+                                             videoBitrate: videoBitrate, keyframeInterval: keyframeInterval, audioBitrate: audioBitrate)
+        encoder = encoding.encoder
+        encoderStatisticsOf = encoding.statistics
         self.graph = graph
         let sink = SharedEncodingSink()
-        graph.add(sink, input: encoded)
+        graph.add(sink, input: encoding.frames)
         try graph.build()
         guard let format = graph.outputFormat(of: encoder) else { throw PeerConnectionError.media("the \(codec) encoder has no format") }
         self.format = format
