@@ -58,6 +58,7 @@ extension InteropTests {
             let serve = try ServeFixture(media: media, recordDirectory: nil)
             defer { serve.stop() }
             let recordings = [folder.appendingPathComponent("viewer-1.y4m").path, folder.appendingPathComponent("viewer-2.y4m").path]
+            let encodedBefore = serve.encodings[0].encoderStatistics.framesEncoded
             let viewers = try recordings.map { recorded in
                 try PeerProcess(script: "aiortc_peer.py",
                                 arguments: ["whep", serve.url("/whep/clip"), "--record-video", recorded, "--min-frames", "30",
@@ -77,11 +78,12 @@ extension InteropTests {
                 print("interop WHEP viewer: \(received), PSNR \(String(describing: quality?["psnr_y_mean"]))")
                 #expect((quality?["psnr_y_mean"] as? Double ?? 0) > 30, "\(String(describing: quality))")
             }
-            // One encoder for both: it encoded about as many pictures as the call lasted (30 fps), not
-            // twice that, while each viewer received its own whole stream.
+            // One encoder for both: each viewer received only pictures the shared encoder made after the
+            // viewers were started (its count was read before they were; the call's own timing varies
+            // with the machine's load, so no rate is asserted).
             let viewed = results.compactMap { ($0?["received"] as? [[String: Any]])?.first { $0["kind"] as? String == "video" }?["frames"] as? Int }
-            print("interop WHEP: shared encoder made \(encoded) pictures (\(encodedWhileTwo) when both had joined); viewers received \(viewed)")
-            #expect(viewed.count == 2 && encoded < viewed.reduce(0, +), "encoded \(encoded), viewers \(viewed)")
+            print("interop WHEP: shared encoder made \(encoded - encodedBefore) pictures after the viewers started (\(encodedWhileTwo - encodedBefore) when both had joined); viewers received \(viewed)")
+            #expect(viewed.count == 2 && viewed.allSatisfy { $0 <= encoded - encodedBefore }, "encoded \(encoded - encodedBefore), viewers \(viewed)")
         }
     }
 
