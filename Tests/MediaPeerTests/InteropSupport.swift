@@ -37,15 +37,8 @@ final class InteropRecord: Sendable {
 
     func packets(payloadType: UInt8) -> [ArrivedPacket] { packets.withLock { $0.filter { $0.payloadType == payloadType } } }
 
-    /// Polls `condition` every 5 ms for up to `seconds`; false on time out.
-    func wait(seconds: Double, for condition: () -> Bool) -> Bool {
-        let clock = SystemClock(), end = clock.now + .seconds(seconds)
-        while clock.now < end {
-            if condition() { return true }
-            usleep(5000)
-        }
-        return condition()
-    }
+    /// Polls `condition` for up to `seconds` (`eventually`); false on time out.
+    func wait(seconds: Double, for condition: () -> Bool) -> Bool { eventually(seconds: seconds, condition) }
 }
 
 /// A Sluice transport on a loop bound to 127.0.0.1:0, host candidates from loopback.

@@ -78,29 +78,8 @@ private func sampleTrack(width: Int, height: Int) throws -> LocalTrack {
     let pictures = try Sample.pictures.map { try scaler.scale($0) }
     let format = MediaFormat.video(VideoFormat(encoding: .pixels(.i420), width: width, height: height, frameRate: Sample.frameRate))
     return LocalTrack(id: "sample", .video { graph in
-        graph.add(try LoopingSource(pacing: .realTime) { PicturesSource(pictures, format: format) })
+        graph.add(try LoopingSource(pacing: .realTime) { PreloadedSource(pictures[...], format: format) })
     })
-}
-
-/// The pictures given, once each, as fast as asked.
-private final class PicturesSource: MediaSource {
-    let name = "pictures"
-    private let pictures: [VideoFrame]
-    private let format: MediaFormat
-    private var next = 0
-
-    init(_ pictures: [VideoFrame], format: MediaFormat) {
-        self.pictures = pictures
-        self.format = format
-    }
-
-    func outputCaps() throws -> Caps { Caps(format) }
-    func start(output: MediaFormat, context: NodeContext) throws {}
-    func produce() throws -> Production<VideoFrame> {
-        guard next < pictures.count else { return .end }
-        defer { next += 1 }
-        return .item(pictures[next])
-    }
 }
 
 /// "peer.setup": from the offer made to connected (ICE + DTLS-SRTP), and to the first picture
