@@ -79,9 +79,12 @@ public final class SharedEncoding: @unchecked Sendable {
         queue.close()
     }
 
+    /// Queues `frame` for every viewer, without copying the list (nothing allocated per frame); a
+    /// queue's lock is taken inside the list's, never the other way round.
     private func publish(_ frame: EncodedFrame) {
-        var wantKeyframe = false
-        for queue in subscribers.withLock({ Array($0.values) }) where !queue.offer(frame) { wantKeyframe = true }
+        let wantKeyframe = subscribers.withLock { queues in
+            queues.values.reduce(false) { wanted, queue in !queue.offer(frame) || wanted }
+        }
         if wantKeyframe { requestKeyframe() }
     }
 }
