@@ -208,7 +208,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["MediaCore", "MediaCodecs", "MediaSTUN", "MediaTransport"], path: "Tests/TestSupport"),
         // glibc's heap figures (mallinfo2) for allocation tests.
         .target(name: "CHeapStats", path: "Tests/CHeapStats"),
-        .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore", "CHeapStats"]),
+        .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore", "CHeapStats", "TestSupport"]),
         .testTarget(name: "MediaConvertTests", dependencies: ["MediaConvert", "TestSupport"]),
         .testTarget(name: "MediaFilesTests", dependencies: ["MediaFiles", "TestSupport"]),
         .testTarget(
@@ -241,7 +241,7 @@ let package = Package(
                            "MediaTransport", "MediaCodecs", "CodecVPX", "Sluice", "SluiceServer"]),
         .testTarget(
             name: "SluiceServerTests",
-            dependencies: ["SluiceServer", .product(name: "HummingbirdTesting", package: "hummingbird"),
+            dependencies: ["SluiceServer", "TestSupport", .product(name: "HummingbirdTesting", package: "hummingbird"),
                            .product(name: "HTTPTypes", package: "swift-http-types")]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,6 +1,7 @@
 import Foundation
 import MediaCore
 import Testing
+import TestSupport
 
 @Suite struct GraphTests {
     @Test func linearPipelineDeliversEveryFrameInOrder() throws {
@@ -126,7 +127,7 @@ import Testing
         #expect(sink.finished, "the sink completed its output")
     }
 
-    @Test func asyncRunLeavesTheCallersThreadFreeAndCancelsWithItsTask() async throws {
+    @Test(.onDedicatedThreads) func asyncRunLeavesTheCallersThreadFreeAndCancelsWithItsTask() async throws {
         let graph = Graph()
         let sink = CollectingSink()
         graph.add(sink, input: graph.add(PatternSource(count: nil, paced: true)))

@@ -5,6 +5,7 @@ import MediaCore
 import MediaDTLS
 import MediaSRTP
 import Testing
+import TestSupport
 
 @Suite struct DTLSHandshakeTests {
     @Test func bothSidesConnectWithMirroredKeys() throws {
@@ -310,7 +311,7 @@ import Testing
 
     /// The client's first flight is lost: OpenSSL's timer (100 ms here, real time) resends it and the
     /// handshake completes (RFC 6347 §4.2.4). The wait is real but bounded.
-    @Test func lostFirstFlightIsRetransmitted() async throws {
+    @Test(.onDedicatedThreads) func lostFirstFlightIsRetransmitted() async throws {
         var pair = try AssociationPair(initialRetransmissionTimeout: .milliseconds(100))
         let started = ContinuousClock.now
         pair.server.start(at: .zero)
@@ -332,7 +333,7 @@ import Testing
     /// The server's last flight (ChangeCipherSpec, Finished) is lost: the server is connected, the
     /// client resends its flight on its timer, and the server, reading it after the handshake, resends
     /// its own (RFC 6347 §4.2.4).
-    @Test func lostLastFlightIsRetransmitted() async throws {
+    @Test(.onDedicatedThreads) func lostLastFlightIsRetransmitted() async throws {
         var pair = try AssociationPair(initialRetransmissionTimeout: .milliseconds(100))
         pair.server.start(at: .zero)
         pair.client.start(at: .zero)

@@ -134,7 +134,7 @@ extension InteropTests {
         }
     }
 
-    @Test(.enabled(if: aiortcMissing == nil, "needs tools/peers/.venv with aiortc (tools/peers/setup)"))
+    @Test(.enabled(if: aiortcMissing == nil, "needs tools/peers/.venv with aiortc (tools/peers/setup)"), .onDedicatedThreads)
     func whepAndWhipRefuseByName() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-serve-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

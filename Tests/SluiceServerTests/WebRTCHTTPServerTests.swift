@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import Testing
+import TestSupport
 
 @testable import SluiceServer
 
@@ -37,7 +38,7 @@ extension TestResponse {
     var text: String { String(buffer: body) }
 }
 
-@Suite("WHEP and WHIP endpoints over live HTTP")
+@Suite("WHEP and WHIP endpoints over live HTTP", .onDedicatedThreads)
 struct WebRTCHTTPServerTests {
     @Test("POST /whep/NAME: 201, Location, ETag, the answer as application/sdp; the handler saw the offer")
     func egressCreated() async throws {
@@ -292,7 +293,7 @@ struct WebRTCHTTPServerTests {
     }
 }
 
-@Suite("WebRTCHTTPServer.run, as the CLI will call it")
+@Suite("WebRTCHTTPServer.run, as the CLI will call it", .onDedicatedThreads)
 struct WebRTCHTTPServerRunTests {
     @Test("run reports the ephemeral port, serves on it, and closes open sessions when cancelled")
     func runUntilCancelled() async throws {
