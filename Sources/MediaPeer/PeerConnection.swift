@@ -108,6 +108,7 @@ public final class PeerConnection: @unchecked Sendable {
 
     private let eventSink: AsyncStream<Event>.Continuation
     private let state = Mutex(Negotiation())
+    private let dataChannelObserver = Mutex<(@Sendable (PeerDataChannel) -> Void)?>(nil)
     private let demultiplexer = BundledRTPDemultiplexer()
     private let streamID = UUID().uuidString.lowercased()
     private let cname = UUID().uuidString.lowercased()
@@ -187,6 +188,14 @@ public final class PeerConnection: @unchecked Sendable {
     }
 
     public var dataChannels: [PeerDataChannel] { state.withLock { $0.dataChannels } }
+
+    /// Called with each channel the peer opens, on the thread that read its DCEP open, before any of
+    /// its messages is delivered, so a handler set here (`onEvent`) misses nothing; libwebrtc's
+    /// `OnDataChannel`. `Event.dataChannel` reports the same channel later.
+    public var onDataChannel: (@Sendable (PeerDataChannel) -> Void)? {
+        get { dataChannelObserver.withLock { $0 } }
+        set { dataChannelObserver.withLock { $0 = newValue } }
+    }
     public var remoteTracks: [RemoteTrack] { state.withLock { $0.receivers } }
 
     // MARK: Offer and answer
@@ -493,6 +502,7 @@ public final class PeerConnection: @unchecked Sendable {
             let channel = PeerDataChannel(label: info.label, options: info.options)
             channel.attach(id: info.id, to: loop, open: true)
             state.withLock { $0.dataChannels.append(channel) }
+            dataChannelObserver.withLock { $0 }?(channel)
             eventSink.yield(.dataChannel(channel))
         case .opened(let id), .message(let id, _), .bufferedAmountLow(let id), .closed(let id), .error(let id, _):
             channels.first { $0.id == id && $0.readyState != .closed }?.handle(event)

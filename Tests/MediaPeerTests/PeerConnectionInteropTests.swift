@@ -346,3 +346,103 @@ extension InteropTests {
         try megabyteThroughAnEchoingPeer(script: "chromium_peer.py", arguments: ["--expect", "none"])
     }
 }
+
+/// The channels `--dc-modes` makes a test peer open (tools/peers), one per reliability mode, with the
+/// options Sluice must read from their DCEP opens (RFC 8832 §5.1).
+let reliabilityModes: [(label: String, reliability: DataChannelReliability)] = [
+    ("reliable", .reliable),
+    ("unordered", DataChannelReliability(ordered: false)),
+    ("rexmit0", DataChannelReliability(ordered: false, limit: .maxRetransmits(0))),
+    ("lifetime500", DataChannelReliability(limit: .maxPacketLifetime(milliseconds: 500))),
+]
+
+extension InteropTests {
+    /// The peer opens one channel per reliability mode and greets on each with a text and a 1 KiB
+    /// binary message; Sluice's answer takes all four with the options the peer gave them, and echoes.
+    func peerOpensAChannelPerReliabilityMode(script: String) throws {
+        let peer = try PeerProcess(script: script,
+                                   arguments: ["offer", "--dc-modes", "--timeout", "30", "--duration", "3", "--linger", "1"])
+        defer { peer.kill() }
+        let connection = try PeerConnectionFactory().makePeerConnection(.init(localAddresses: ["127.0.0.1:0"], includeLoopback: true))
+        defer { connection.close() }
+        let echoes = Mutex<[String: Int]>([:])
+        connection.onDataChannel = { channel in
+            channel.onEvent = { [weak channel] event in
+                guard case .message(let message) = event, let channel else { return }
+                echoes.withLock { $0[channel.label, default: 0] += 1 }
+                try? channel.send(message)
+            }
+        }
+        try connection.setRemoteDescription(try peer.readSDP(seconds: 25), type: .offer)
+        peer.writeSDP(try connection.createAnswer())
+        #expect(eventually(seconds: 20) { echoes.withLock { $0.values.reduce(0, +) } >= 2 * reliabilityModes.count },
+                "echoed \(echoes.withLock { $0 })")
+        let result = peer.result(seconds: 40)
+        let channels = Dictionary(uniqueKeysWithValues: connection.dataChannels.map { ($0.label, $0) })
+        let seen = result?["datachannels"] as? [String: [String: Any]] ?? [:]
+        print("interop \(script) reliability modes opened by the peer: Sluice echoed \(echoes.withLock { $0 }); the peer got back \(seen.mapValues { "\($0["texts"] ?? 0) texts, \($0["binaries"] ?? 0) binaries" })")
+        #expect(Self.reachedConnected(result), "\(Self.describe(result))")
+        for (label, reliability) in reliabilityModes {
+            #expect(channels[label]?.options.reliability == reliability, "\(label): \(String(describing: channels[label]?.options))")
+            #expect(seen[label]?["texts"] as? Int ?? 0 >= 1 && seen[label]?["binaries"] as? Int ?? 0 >= 1,
+                    "\(label) came back as \(String(describing: seen[label]))")
+        }
+    }
+
+    /// Sluice opens one channel per reliability mode and greets on each; the peer sees each with the
+    /// options Sluice gave it and echoes, and Sluice gets its text and binary back on every channel.
+    func sluiceOpensAChannelPerReliabilityMode(script: String, arguments extra: [String] = []) throws {
+        let peer = try PeerProcess(script: script,
+                                   arguments: ["answer", "--dc-echo", "--timeout", "30", "--duration", "3", "--linger", "1"] + extra)
+        defer { peer.kill() }
+        let connection = try PeerConnectionFactory().makePeerConnection(
+            .init(localAddresses: ["127.0.0.1:0"], includeLoopback: true, receive: []))
+        defer { connection.close() }
+        var records: [String: PeerConnectionTests.ChannelRecord] = [:]
+        var channels: [String: PeerDataChannel] = [:]
+        for (label, reliability) in reliabilityModes {
+            let channel = try connection.createDataChannel(label, options: DataChannelOptions(reliability: reliability))
+            channels[label] = channel
+            records[label] = PeerConnectionTests.ChannelRecord(channel)
+        }
+        peer.writeSDP(try connection.createOffer())
+        try connection.setRemoteDescription(try peer.readSDP(seconds: 30), type: .answer)
+        #expect(eventually(seconds: 15) { records.values.allSatisfy { $0.saw(.open) } })
+        let binary = (0..<1024).map { UInt8(truncatingIfNeeded: $0) }
+        for (label, channel) in channels {
+            try channel.send("hello \(label)")
+            try channel.send(binary)
+        }
+        #expect(eventually(seconds: 15) { records.values.allSatisfy { $0.messages.count >= 2 } })
+        let result = peer.result(seconds: 40)
+        let seen = result?["datachannels"] as? [String: [String: Any]] ?? [:]
+        print("interop \(script) reliability modes opened by Sluice: echoed \(records.mapValues { $0.messages.count }); the peer saw \(seen.mapValues { "ordered \($0["ordered"] ?? "?"), maxRetransmits \($0["max_retransmits"] ?? "?"), maxPacketLifeTime \($0["max_packet_lifetime"] ?? "?")" })")
+        #expect(Self.reachedConnected(result), "\(Self.describe(result))")
+        for (label, reliability) in reliabilityModes {
+            let messages = records[label]?.messages ?? []
+            #expect(messages.contains(.text("hello \(label)")) && messages.contains(.binary(binary)), "\(label): \(messages.count) echoed")
+            let theirs = seen[label] ?? [:]
+            #expect(theirs["ordered"] as? Bool == reliability.ordered, "\(label): \(theirs)")
+            let retransmits = theirs["max_retransmits"] as? Int, lifetime = theirs["max_packet_lifetime"] as? Int
+            switch reliability.limit {
+            case .reliable: #expect(retransmits == nil && lifetime == nil, "\(label): \(theirs)")
+            case .maxRetransmits(let count): #expect(retransmits == Int(count) && lifetime == nil, "\(label): \(theirs)")
+            case .maxPacketLifetime(let milliseconds): #expect(lifetime == Int(milliseconds) && retransmits == nil, "\(label): \(theirs)")
+            }
+        }
+    }
+
+    @Test(.enabled(if: aiortcMissing == nil, "needs tools/peers/.venv with aiortc (tools/peers/setup)"), .timeLimit(.minutes(2)))
+    func aiortcAndSluiceOpenAChannelPerReliabilityMode() throws {
+        try peerOpensAChannelPerReliabilityMode(script: "aiortc_peer.py")
+        try sluiceOpensAChannelPerReliabilityMode(script: "aiortc_peer.py")
+    }
+
+    @Test(.enabled(if: aiortcMissing == nil && chromiumMissing == nil, "needs Chromium, chromedriver and tools/peers/.venv"),
+          .enabled(if: loopbackOnly, "Chromium sends from every interface: run inside tools/peers/loopback-only (tools/peers/README.md)"),
+          .timeLimit(.minutes(2)))
+    func chromiumAndSluiceOpenAChannelPerReliabilityMode() throws {
+        try peerOpensAChannelPerReliabilityMode(script: "chromium_peer.py")
+        try sluiceOpensAChannelPerReliabilityMode(script: "chromium_peer.py", arguments: ["--expect", "none"])
+    }
+}

@@ -107,6 +107,15 @@ def i420_to_frame(data, width, height):
     return frame
 
 
+# --dc-modes: the data channels opened, one per reliability mode (W3C RTCDataChannelInit).
+DC_MODES = {
+    "reliable": {},
+    "unordered": {"ordered": False},
+    "rexmit0": {"ordered": False, "maxRetransmits": 0},
+    "lifetime500": {"maxPacketLifeTime": 500},
+}
+
+
 # --- sources -------------------------------------------------------------------------------
 
 class Pacer:
@@ -421,6 +430,7 @@ class Peer:
         self.receivers = []
         self.video_track = self.audio_track = None
         self.channel = None
+        self.channels = {}  # label -> what that channel was and what came in on it
         self.messages_received = 0
         self.bytes_received = 0
         self.video_writer = Y4MWriter(args.record_video) if args.record_video else None
@@ -458,15 +468,37 @@ class Peer:
         def on_datachannel(channel):
             self.attach_channel(channel)
 
-    def attach_channel(self, channel):
+    def attach_channel(self, channel, greet=False):
         self.channel = channel
+        seen = self.channels[channel.label] = {
+            "ordered": channel.ordered, "max_retransmits": channel.maxRetransmits,
+            "max_packet_lifetime": channel.maxPacketLifeTime, "protocol": channel.protocol,
+            "texts": 0, "binaries": 0, "bytes": 0, "closed": False}
 
         @channel.on("message")
         def on_message(message):
             self.messages_received += 1
-            self.bytes_received += len(message.encode() if isinstance(message, str) else message)
+            size = len(message.encode() if isinstance(message, str) else message)
+            self.bytes_received += size
+            seen["texts" if isinstance(message, str) else "binaries"] += 1
+            seen["bytes"] += size
             if self.args.dc_echo:
                 channel.send(message)
+
+        @channel.on("close")
+        def on_close():
+            seen["closed"] = True
+
+        if greet:
+            @channel.on("open")
+            def on_open():
+                channel.send("hello " + channel.label)
+                channel.send(bytes(range(256)) * 4)
+
+    def open_reliability_channels(self):
+        """--dc-modes: one channel per reliability mode, each greeting with a text and a binary message."""
+        for label, options in DC_MODES.items():
+            self.attach_channel(self.pc.createDataChannel(label, **options), greet=True)
 
     def make_tracks(self):
         a = self.args
@@ -487,6 +519,8 @@ class Peer:
             transceiver.setCodecPreferences(codec_preferences(kind, codec))
         if a.datachannel:
             self.attach_channel(self.pc.createDataChannel("sluice"))
+        if a.dc_modes:
+            self.open_reliability_channels()
 
     def add_answer_tracks(self):
         a = self.args
@@ -626,6 +660,7 @@ class Peer:
             "sent": {k: t.frames_sent for k, t in (("video", self.video_track), ("audio", self.audio_track)) if t},
             "datachannel_messages_received": self.messages_received if self.channel else None,
             "datachannel_bytes_received": self.bytes_received if self.channel else None,
+            "datachannels": self.channels,
             "connect_seconds": round(self.connected_at - self.started, 3) if self.connected_at else None,
             "elapsed_seconds": round(time.monotonic() - self.started, 3),
             **stats,
@@ -684,6 +719,9 @@ def parse_args(argv):
                    "offer/whip, video,audio for whep)")
     p.add_argument("--expect", help="kinds that must deliver --min-frames (default: the received kinds)")
     p.add_argument("--datachannel", action="store_true", help="offer a data channel and ping on it")
+    p.add_argument("--dc-modes", action="store_true",
+                   help="offer one data channel per reliability mode (" + ", ".join(DC_MODES) + "), each sending "
+                   "a text and a 1 KiB binary message when open")
     p.add_argument("--dc-echo", action="store_true", help="send every data channel message back as it came")
     p.add_argument("--record-video", metavar="OUT.y4m")
     p.add_argument("--record-audio", metavar="OUT.wav")

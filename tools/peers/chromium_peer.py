@@ -59,7 +59,7 @@ PAGE = r"""<!doctype html>
 <body><div id="media"></div>
 <script>
 "use strict";
-const state = { pc: null, channel: null, messages: 0, bytes: 0, echo: false, log: [], connectedAt: null,
+const state = { pc: null, channel: null, channels: {}, messages: 0, bytes: 0, echo: false, log: [], connectedAt: null,
                 startedAt: performance.now(), connectionStates: [], iceStates: [], location: null };
 function note(text) { state.log.push(((performance.now() - state.startedAt) / 1000).toFixed(3) + " " + text); }
 
@@ -85,14 +85,32 @@ function newPeerConnection(o) {
   return pc;
 }
 
-function attachChannel(channel) {
+// --dc-modes: one channel per reliability mode (RTCDataChannelInit), as the aiortc peer opens them.
+const DC_MODES = { reliable: {}, unordered: { ordered: false }, rexmit0: { ordered: false, maxRetransmits: 0 },
+                   lifetime500: { maxPacketLifeTime: 500 } };
+
+function attachChannel(channel, greet) {
   state.channel = channel;
   channel.binaryType = "arraybuffer";
+  const seen = state.channels[channel.label] = {
+    ordered: channel.ordered, max_retransmits: channel.maxRetransmits, max_packet_lifetime: channel.maxPacketLifeTime,
+    protocol: channel.protocol, texts: 0, binaries: 0, bytes: 0, closed: false };
+  channel.onclose = () => { seen.closed = true; };
   channel.onmessage = (event) => {
+    const size = typeof event.data === "string" ? new TextEncoder().encode(event.data).length : event.data.byteLength;
     state.messages += 1;
-    state.bytes += typeof event.data === "string" ? new TextEncoder().encode(event.data).length : event.data.byteLength;
+    state.bytes += size;
+    seen[typeof event.data === "string" ? "texts" : "binaries"] += 1;
+    seen.bytes += size;
     if (state.echo) channel.send(event.data);
   };
+  if (greet) {
+    channel.onopen = () => {
+      channel.send("hello " + channel.label);
+      channel.send(new Uint8Array(1024).map((_, i) => i % 256));
+    };
+    return;
+  }
   channel.onopen = () => {
     note("datachannel open");
     const timer = setInterval(() => {
@@ -142,6 +160,7 @@ async function makeOffer(o) {
     if (kind === "video") preferCodec(transceiver, "video", o.codec);
   }
   if (o.datachannel) attachChannel(pc.createDataChannel("sluice"));
+  if (o.dcModes) for (const [label, init] of Object.entries(DC_MODES)) attachChannel(pc.createDataChannel(label, init), true);
   await pc.setLocalDescription();
   await gathered(pc, o.gatherMs);
   return pc.localDescription.sdp;
@@ -188,6 +207,7 @@ async function results() {
                 dtls_state: null, selected_pair: null, inbound: [], outbound: [],
                 datachannel_messages_received: state.channel ? state.messages : null,
                 datachannel_bytes_received: state.channel ? state.bytes : null,
+                datachannels: state.channels,
                 connect_seconds: state.connectedAt === null ? null : +((state.connectedAt - state.startedAt) / 1000).toFixed(3),
                 log: state.log };
   if (!pc) return out;
@@ -318,7 +338,7 @@ class ChromiumPeer:
             servers.append(server)
         return {"iceServers": servers, "relayOnly": a.relay_only, "video": a.video, "audio": a.audio,
                 "codec": {"vp8": "VP8", "h264": "H264", "vp9": "VP9", "av1": "AV1"}.get(a.codec),
-                "datachannel": a.datachannel, "dcEcho": a.dc_echo, "width": a.width, "height": a.height, "fps": a.fps,
+                "datachannel": a.datachannel, "dcModes": a.dc_modes, "dcEcho": a.dc_echo, "width": a.width, "height": a.height, "fps": a.fps,
                 "gatherMs": 5000}
 
     def post_offer(self, offer):
@@ -485,6 +505,9 @@ def main():
     p.add_argument("--audio", choices=["send", "recv", "sendrecv"], help="audio use (default: by mode)")
     p.add_argument("--codec", choices=["vp8", "h264", "vp9", "av1"], help="preferred video codec")
     p.add_argument("--datachannel", action="store_true", help="offer a data channel and ping on it")
+    p.add_argument("--dc-modes", action="store_true",
+                   help="offer one data channel per reliability mode (reliable, unordered, rexmit0, lifetime500), "
+                   "each sending a text and a 1 KiB binary message when open")
     p.add_argument("--dc-echo", action="store_true", help="send every data channel message back as it came")
     p.add_argument("--expect", help="kinds that must be received: video,audio or none (default: those with recv)")
     p.add_argument("--width", type=int, default=640)
