@@ -6,7 +6,7 @@ import Sluice
 import Synchronization
 
 enum PeerConnectionScenarios {
-    static let all: [any Scenario] = [STUNScenario(), CallSetupScenario(), SharedViewersScenario()]
+    static let all: [any Scenario] = [STUNScenario(), CallSetupScenario(), SharedViewersScenario(), DataChannelThroughputScenario()]
 }
 
 /// "stun.binding": an ICE connectivity check as the agent sends it (USERNAME, PRIORITY,
