@@ -129,7 +129,8 @@ extension MediaDescription {
 /// A WebRTC offer (JSEP, RFC 8829 §5.2.1): one `UDP/TLS/RTP/SAVPF` section per kind in
 /// `options.media` with codecs (mids "0", "1", ...), then a data channel section when
 /// `options.dataChannel`; every section carries the same transport (RFC 9143 §7.1: an offerer does not
-/// know yet whether BUNDLE is accepted) with `a=setup:actpass` (RFC 8842 §5.2), `a=rtcp-mux`,
+/// know yet whether BUNDLE is accepted) with `transport.setup` (`actpass` in a first offer, RFC 8842 §5.2;
+/// the running DTLS role in a later one, JSEP §5.2.2), `a=rtcp-mux`,
 /// `a=rtcp-rsize`, the header extensions with ids from 1, the codecs with their feedback and RTX,
 /// and for each sender its `a=msid` and `a=ssrc` lines; `a=group:BUNDLE` over all sections.
 public func makeWebRTCOffer(capabilities: [CodecCapability], transport: TransportDescription,
@@ -144,12 +145,12 @@ public func makeWebRTCOffer(capabilities: [CodecCapability], transport: Transpor
         guard let kind = MediaKind(rawValue: session.media[index].type) else { continue }
         let sender = sent.contains(kind) ? nil : options.senders[kind]
         if sender != nil { sent.insert(kind) }
-        session.media[index].makeWebRTC(transport: transport, setup: .actpass, extensions: extensions,
+        session.media[index].makeWebRTC(transport: transport, setup: transport.setup, extensions: extensions,
                                         direction: options.direction(kind, sending: sender != nil), sender: sender,
                                         reducedSize: true, connection: options.connection)
     }
     if options.dataChannel {
-        session.media.append(options.dataChannelSection(mid: String(session.media.count), transport: transport, setup: .actpass))
+        session.media.append(options.dataChannelSection(mid: String(session.media.count), transport: transport, setup: transport.setup))
     }
     if !session.media.isEmpty { session.append(SDPGroup(semantics: "BUNDLE", mids: session.media.compactMap(\.mid))) }
     return session

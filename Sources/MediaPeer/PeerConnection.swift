@@ -111,6 +111,8 @@ public final class PeerConnection: @unchecked Sendable {
     private let dataChannelObserver = Mutex<(@Sendable (PeerDataChannel) -> Void)?>(nil)
     private let demultiplexer = BundledRTPDemultiplexer()
     private let streamID = UUID().uuidString.lowercased()
+    /// The `o=` session id, the same in every description of this connection (RFC 3264 §8).
+    private let sessionID = UInt64.random(in: 1...UInt64(Int64.max))
     private let cname = UUID().uuidString.lowercased()
     /// The ICE configuration with servers and policy; checked at init.
     private let ice: ICEConfiguration
@@ -129,6 +131,11 @@ public final class PeerConnection: @unchecked Sendable {
         /// The offer received, waiting for `createAnswer`.
         var remoteOffer: (description: SessionDescription, remote: RemoteDescription)?
         var sessionVersion: UInt64 = 1
+        var signaling = SignalingState.stable
+        /// The sections ("type mid") the first completed offer/answer settled; later rounds must keep them.
+        var settledSections: [String]?
+        /// `restartIce()` was called: the next offer carries new ICE credentials.
+        var iceRestartPending = false
         var connectionState = PeerTransport.State.new
         var iceState = ICEConnectionState.new
         var srtpReady = false
@@ -203,20 +210,44 @@ public final class PeerConnection: @unchecked Sendable {
     /// An offer (JSEP §5.2.1) with a section per track and per kind received, and the candidates
     /// gathered so far (more follow as `Event.iceCandidate`); it is this side's local description
     /// from now on, as `setLocalDescription()` makes it.
+    ///
+    /// After the first negotiation an offer keeps the same sections (a re-offer; with `restartIce()`
+    /// it restarts ICE); adding or removing media is not supported yet and is refused by name.
     public func createOffer() throws(PeerConnectionError) -> String {
         let loop = try transportLoop(role: .controlling)
+        let restart = try state.withLock { (state) throws(PeerConnectionError) -> Bool in
+            guard !state.closed else { throw .closed }
+            guard state.signaling != .haveRemoteOffer else { throw .invalidState("an offer was received: answer it") }
+            defer { state.iceRestartPending = false }
+            return state.iceRestartPending && state.settledSections != nil
+        }
+        if restart { restartICE(loop) }
+        let setup = currentSetup(loop) ?? .actpass
         return try state.withLock { (state) throws(PeerConnectionError) -> String in
-            guard state.remoteOffer == nil else { throw .invalidState("an offer was received: answer it") }
             let kinds = Set(state.senders.map(\.kind)).union(configuration.receive)
             var options = descriptionOptions(&state)
             options.media = [MediaKind.audio, .video].filter(kinds.contains)
             options.dataChannel = !state.dataChannels.isEmpty
-            let transport = transportDescription(loop, setup: .actpass, state)
+            let transport = transportDescription(loop, setup: setup, state)
             let offer = makeWebRTCOffer(capabilities: factory.capabilities, transport: transport, options: options)
+            if let settled = state.settledSections, Self.sections(of: offer) != settled {
+                throw .invalidState("a re-offer must keep the sections \(settled) (the first offer was the peer's, or media changed): renegotiation is not supported yet")
+            }
             state.local = offer
+            state.signaling = .haveLocalOffer
             return offer.serialized()
         }
     }
+
+    /// Restarts ICE at the next offer (W3C `restartIce()`, RFC 8445 §9, JSEP §4.1.16): it carries
+    /// new credentials, and checks start again once the answer comes; media keeps to the pair in
+    /// use until a new one is selected. Before the first negotiation it does nothing.
+    public func restartIce() {
+        state.withLock { $0.iceRestartPending = true }
+    }
+
+    /// Where the offer/answer exchange stands (W3C `RTCSignalingState`).
+    public var signalingState: SignalingState { state.withLock { $0.closed ? .closed : $0.signaling } }
 
     /// The peer's offer or answer. An answer completes negotiation: media starts once connected.
     /// An offer waits for `createAnswer()`.
@@ -231,18 +262,33 @@ public final class PeerConnection: @unchecked Sendable {
         case .offer:
             _ = try transportLoop(role: .controlled)
             try state.withLock { (state) throws(PeerConnectionError) in
-                guard state.local == nil else { throw .invalidState("an offer was made: expecting an answer") }
+                guard !state.closed else { throw .closed }
+                guard state.signaling != .haveLocalOffer else { throw .invalidState("an offer was made: expecting an answer") }
+                try Self.checkKeeps(state.settledSections, Self.sections(of: remote))
                 state.remoteOffer = (description, remote)
+                state.signaling = .haveRemoteOffer
             }
         case .answer:
-            let (loop, local) = try state.withLock { (state) throws(PeerConnectionError) -> (PeerTransportLoop, SessionDescription) in
-                guard let loop = state.loop, let local = state.local, state.remoteOffer == nil else {
+            let (loop, local, settled) = try state.withLock {
+                (state) throws(PeerConnectionError) -> (PeerTransportLoop, SessionDescription, [String]?) in
+                guard let loop = state.loop, let local = state.local, state.signaling == .haveLocalOffer else {
                     throw .invalidState("an answer without an offer of this side")
                 }
-                return (loop, local)
+                try Self.checkKeeps(state.settledSections, Self.sections(of: remote))
+                return (loop, local, state.settledSections)
+            }
+            if settled != nil {
+                // A later round (a re-offer, an ICE restart): the transceivers stand; the transport takes it.
+                try applyTransport(remote, loop: loop)
+                state.withLock { $0.signaling = .stable }
+                return
             }
             if local.media.contains(where: { $0.type == "application" }) { try setUpDataChannels(remote, loop: loop) }
             try applyTransport(remote, loop: loop)
+            state.withLock { state in
+                state.signaling = .stable
+                state.settledSections = Self.sections(of: local)
+            }
             let results = remote.media.map { media in
                 MediaNegotiationResult(mid: media.mid, type: media.type,
                                        outcome: media.rejected ? .rejected(reason: "rejected by the answer")
@@ -254,9 +300,28 @@ public final class PeerConnection: @unchecked Sendable {
 
     /// The answer to the offer given to `setRemoteDescription` (JSEP §5.3.1), with the candidates
     /// gathered so far; it is this side's local description from now on.
+    ///
+    /// An offer in a later round keeps the sections; when it restarts ICE (new credentials), the
+    /// answer does too (RFC 8445 §9).
     public func createAnswer() throws(PeerConnectionError) -> String {
-        let (loop, offer, answer) = try state.withLock { (state) throws(PeerConnectionError) in
-            guard let loop = state.loop, let offer = state.remoteOffer else { throw .invalidState("no offer to answer") }
+        let pending = state.withLock { state in
+            state.remoteOffer.map { (loop: state.loop, offer: $0.remote, later: state.settledSections != nil) }
+        }
+        if let pending, pending.later, let loop = pending.loop {
+            let current = loop.withTransport { core, _ in core.ice.remoteCredentials }
+            let offered = pending.offer.transport
+            if let current, current.ufrag != offered.iceUfrag || current.pwd != offered.icePwd { restartICE(loop) }
+        }
+        let setup = pending?.later == true ? pending?.loop.flatMap(currentSetup) : nil
+        let (loop, offer, answer, later) = try state.withLock { (state) throws(PeerConnectionError) in
+            guard let loop = state.loop, var offer = state.remoteOffer else { throw .invalidState("no offer to answer") }
+            if let setup, offer.remote.localSetup != setup {
+                // The peer's actpass in a later offer: this side keeps the role its association has.
+                guard offer.remote.transport.setup == .actpass else {
+                    throw .unacceptableDescription("the offer's a=setup:\(offer.remote.transport.setup.rawValue) would change the DTLS role of the running association")
+                }
+                offer.remote.localSetup = setup
+            }
             let transport = transportDescription(loop, setup: offer.remote.localSetup, state)
             let answer: WebRTCAnswer
             do {
@@ -267,7 +332,14 @@ public final class PeerConnection: @unchecked Sendable {
             } catch { throw .unacceptableDescription("\(error)") }
             state.local = answer.description
             state.remoteOffer = nil
-            return (loop, offer, answer)
+            state.signaling = .stable
+            let later = state.settledSections != nil
+            if !later { state.settledSections = Self.sections(of: answer.description) }
+            return (loop, offer, answer, later)
+        }
+        if later {
+            try applyTransport(offer.remote, loop: loop)
+            return answer.description.serialized()
         }
         if answer.description.media.contains(where: { $0.type == "application" && $0.port != 0 }) {
             try setUpDataChannels(offer.remote, loop: loop)
@@ -384,9 +456,38 @@ public final class PeerConnection: @unchecked Sendable {
                                                 source: SendingSource(ssrc: sender.ssrc, retransmissionSSRC: sender.rtxSSRC, cname: cname))
         }
         state.sessionVersion += 1
-        return WebRTCOptions(origin: SDPOrigin(sessionID: UInt64.random(in: 1...UInt64(Int64.max)), sessionVersion: state.sessionVersion),
+        return WebRTCOptions(origin: SDPOrigin(sessionID: sessionID, sessionVersion: state.sessionVersion),
                              senders: senders, receives: configuration.receive,
                              headerExtensions: configuration.headerExtensions, videoFeedback: configuration.videoFeedback)
+    }
+
+    /// The `a=setup` that keeps the DTLS role of a running association in later offers and answers
+    /// (JSEP §5.2.2, §5.3.2); nil before the first negotiation.
+    private func currentSetup(_ loop: PeerTransportLoop) -> SDPSetup? {
+        loop.withTransport { core, _ in core.dtlsRole.map { $0 == .client ? .active : .passive } }
+    }
+
+    /// Starts ICE again with new local credentials; the candidates are signalled anew.
+    private func restartICE(_ loop: PeerTransportLoop) {
+        state.withLock { state in
+            state.localCandidates.removeAll()
+            state.gatheringComplete = false
+        }
+        loop.withTransport { core, now in core.restartICE(now: now) }
+    }
+
+    /// A description's sections as "type mid", which later offers and answers must keep.
+    static func sections(of description: SessionDescription) -> [String] {
+        description.media.map { "\($0.type) \($0.mid ?? "")" }
+    }
+
+    static func sections(of remote: RemoteDescription) -> [String] {
+        remote.media.map { "\($0.type) \($0.mid ?? "")" }
+    }
+
+    static func checkKeeps(_ settled: [String]?, _ sections: [String]) throws(PeerConnectionError) {
+        guard let settled, settled != sections else { return }
+        throw .unacceptableDescription("the sections \(sections) differ from the negotiated \(settled): adding or removing media (renegotiation) is not supported yet")
     }
 
     private func transportDescription(_ loop: PeerTransportLoop, setup: SDPSetup, _ state: Negotiation) -> TransportDescription {
@@ -521,6 +622,11 @@ public final class PeerConnection: @unchecked Sendable {
 }
 
 /// Why a peer connection call failed.
+/// W3C `RTCSignalingState` (JSEP §3.2).
+public enum SignalingState: String, Sendable, Hashable {
+    case stable, haveLocalOffer = "have-local-offer", haveRemoteOffer = "have-remote-offer", closed
+}
+
 public enum PeerConnectionError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The call does not fit the signalling state (e.g. an answer without an offer).
     case invalidState(String)

@@ -150,6 +150,13 @@ public final class PeerTransport {
         pump(now: now)
     }
 
+    /// ICE restart (RFC 8445 §9) started by this side, or answering the peer's: new local credentials;
+    /// checks start again when the peer's new credentials come (`setRemote`). DTLS and SRTP go on.
+    public func restartICE(now: ClockTime) {
+        ice.restart(.random(), now: now)
+        pump(now: now)
+    }
+
     /// A remote candidate (trickled, or from the description).
     public func addRemoteCandidate(_ candidate: ICECandidate, now: ClockTime) {
         ice.addRemoteCandidate(candidate, now: now)

@@ -123,6 +123,74 @@ struct PeerConnectionTests {
         }
     }
 
+    /// The `a=ice-ufrag` of a description.
+    static func ufrag(_ sdp: String) -> String? {
+        sdp.split(separator: "\r\n").first { $0.hasPrefix("a=ice-ufrag:") }.map { String($0.dropFirst("a=ice-ufrag:".count)) }
+    }
+
+    /// ICE restart (RFC 8445 §9) in a second offer/answer round: the offer and the answer carry new
+    /// credentials, checks run again and the call returns to connected, while pictures keep coming;
+    /// a third round without restart keeps the credentials; either side may re-offer.
+    @Test(.timeLimit(.minutes(1)))
+    func anICERestartRenewsCredentialsAndTheCallGoesOn() throws {
+        try TestSupport.withTemporaryDirectory { folder in
+            let (videoPath, _) = try Self.media(in: folder)
+            let (a, b) = try Self.pair()
+            defer { a.close(); b.close() }
+            try a.addTrack(try LocalTrack.y4mFile(videoPath))
+            let offer1 = try a.createOffer()
+            try b.setRemoteDescription(offer1, type: .offer)
+            let answer1 = try b.createAnswer()
+            try a.setRemoteDescription(answer1, type: .answer)
+            let pictures = TrackCollector<VideoFrame>()
+            try #require(b.remoteTracks.first).start(.video { graph, port in graph.add(pictures, input: port) })
+            #expect(eventually(seconds: 10) { a.connectionState == .connected && pictures.count >= 10 })
+            let checksBefore = a.stats().ice?.checksSent ?? 0
+
+            a.restartIce()
+            let offer2 = try a.createOffer()
+            #expect(a.signalingState == .haveLocalOffer)
+            try b.setRemoteDescription(offer2, type: .offer)
+            #expect(b.signalingState == .haveRemoteOffer)
+            let answer2 = try b.createAnswer()
+            try a.setRemoteDescription(answer2, type: .answer)
+            #expect(a.signalingState == .stable && b.signalingState == .stable)
+            #expect(Self.ufrag(offer2) != nil && Self.ufrag(offer2) != Self.ufrag(offer1))
+            #expect(Self.ufrag(answer2) != nil && Self.ufrag(answer2) != Self.ufrag(answer1))
+            let atRestart = pictures.count
+            #expect(eventually(seconds: 10) { (a.stats().ice?.checksSent ?? 0) > checksBefore && a.connectionState == .connected
+                                              && b.connectionState == .connected })
+            #expect(eventually(seconds: 10) { pictures.count >= atRestart + 25 }, "\(pictures.count - atRestart) pictures after the restart")
+            #expect(b.remoteTracks.count == 1, "a later round made no new transceiver")
+
+            let offer3 = try b.createOffer()
+            try a.setRemoteDescription(offer3, type: .offer)
+            let answer3 = try a.createAnswer()
+            try b.setRemoteDescription(answer3, type: .answer)
+            #expect(Self.ufrag(offer3) == Self.ufrag(answer2) && Self.ufrag(answer3) == Self.ufrag(offer2))
+            let atThird = pictures.count
+            #expect(eventually(seconds: 10) { pictures.count >= atThird + 25 && a.connectionState == .connected })
+            print("ICE restart: \(atRestart) pictures before, \(pictures.count) in all; checks sent \(checksBefore) -> \(a.stats().ice?.checksSent ?? 0); selected \(a.stats().selectedPair ?? "none")")
+        }
+    }
+
+    /// A later offer that changes the sections is refused by name, and the call stays as it was.
+    @Test(.timeLimit(.minutes(1)))
+    func aLaterOfferThatChangesTheSectionsIsRefused() throws {
+        let (a, b) = try Self.pair()
+        defer { a.close(); b.close() }
+        _ = try a.createDataChannel("chat")
+        try Self.connect(a, b)
+        let other = try PeerConnectionFactory().makePeerConnection(.init(localAddresses: ["127.0.0.1:0"], includeLoopback: true))
+        defer { other.close() }
+        let different = try other.createOffer()   // audio and video, no data channel
+        #expect(throws: PeerConnectionError.self) { try b.setRemoteDescription(different, type: .offer) }
+        #expect(b.signalingState == .stable)
+        #expect(throws: PeerConnectionError.self) { try b.setRemoteDescription(different, type: .answer) }
+        #expect(b.signalingState == .stable)
+        #expect(eventually(seconds: 10) { b.connectionState == .connected })
+    }
+
     @Test(.timeLimit(.minutes(1)))
     func mutingSendsBlackAndReplaceTrackSwitchesSourceOnTheSameStream() throws {
         try TestSupport.withTemporaryDirectory { folder in
