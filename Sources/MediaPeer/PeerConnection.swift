@@ -136,6 +136,8 @@ public final class PeerConnection: @unchecked Sendable {
         var settledSections: [String]?
         /// `restartIce()` was called: the next offer carries new ICE credentials.
         var iceRestartPending = false
+        /// The peer's last offer or answer, as it sent it.
+        var remoteDescription: String?
         var connectionState = PeerTransport.State.new
         var iceState = ICEConnectionState.new
         var srtpReady = false
@@ -246,6 +248,9 @@ public final class PeerConnection: @unchecked Sendable {
         state.withLock { $0.iceRestartPending = true }
     }
 
+    /// The peer's last offer or answer as it sent it (W3C `remoteDescription`).
+    public var remoteDescription: String? { state.withLock { $0.remoteDescription } }
+
     /// Where the offer/answer exchange stands (W3C `RTCSignalingState`).
     public var signalingState: SignalingState { state.withLock { $0.closed ? .closed : $0.signaling } }
 
@@ -266,6 +271,7 @@ public final class PeerConnection: @unchecked Sendable {
                 guard state.signaling != .haveLocalOffer else { throw .invalidState("an offer was made: expecting an answer") }
                 try Self.checkKeeps(state.settledSections, Self.sections(of: remote))
                 state.remoteOffer = (description, remote)
+                state.remoteDescription = sdp
                 state.signaling = .haveRemoteOffer
             }
         case .answer:
@@ -275,6 +281,7 @@ public final class PeerConnection: @unchecked Sendable {
                     throw .invalidState("an answer without an offer of this side")
                 }
                 try Self.checkKeeps(state.settledSections, Self.sections(of: remote))
+                state.remoteDescription = sdp
                 return (loop, local, state.settledSections)
             }
             if settled != nil {

@@ -161,27 +161,40 @@ public final class PeerSessionService: WebRTCSessionHandler, @unchecked Sendable
 final class PeerSession: WebRTCSession {
     let connection: PeerConnection
     let answer: String
-    private let echo: Task<Void, Never>
+    var supportsTrickleICE: Bool { true }
 
     init(connection: PeerConnection, answer: String, echoing name: String, onText: (@Sendable (String, String) -> Void)?) {
         self.connection = connection
         self.answer = answer
-        echo = Task { [events = connection.events] in
-            for await event in events {
-                guard case .dataChannel(let channel) = event else { continue }
-                Task {
-                    for await event in channel.events {
-                        guard case .message(let message) = event else { continue }
-                        if case .text(let text) = message { onText?(name, text) }
-                        try? channel.send(message)
-                    }
-                }
+        // On the channels' own threads, before any message: nothing waits on Swift's cooperative pool.
+        connection.onDataChannel = { channel in
+            channel.onEvent = { [weak channel] event in
+                guard case .message(let message) = event else { return }
+                if case .text(let text) = message { onText?(name, text) }
+                try? channel?.send(message)
             }
         }
     }
 
+    /// Trickled candidates, or an ICE restart when the fragment brings new credentials (RFC 9725 §4.3.2):
+    /// the client's offer again with them, answered, and the answer's credentials and candidates returned.
+    func addRemoteCandidates(sdpFragment: String) async throws -> String? {
+        let fragment = try TrickleFragment(parsing: sdpFragment)
+        var restartAnswer: String?
+        if let ufrag = fragment.ufrag, let offer = connection.remoteDescription, TrickleFragment.iceUfrags(in: offer).first != ufrag {
+            do {
+                try connection.setRemoteDescription(fragment.replacingCredentials(offer), type: .offer)
+                restartAnswer = TrickleFragment.restartAnswer(from: try connection.createAnswer())
+            } catch {
+                throw WebRTCSessionError.malformedFragment("the ICE restart was refused: \(error)")
+            }
+        }
+        for candidate in fragment.candidates { try? connection.addIceCandidate(candidate) }
+        if fragment.endOfCandidates { try? connection.addIceCandidate("") }
+        return restartAnswer
+    }
+
     func close() async {
-        connection.close()   // ends `events`, and with it the echo
-        _ = await echo.value
+        connection.close()
     }
 }

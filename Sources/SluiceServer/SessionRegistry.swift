@@ -6,7 +6,7 @@ actor SessionRegistry {
         let kind: WebRTCSessionKind
         let name: String
         let session: any WebRTCSession
-        let eTag: String
+        var eTag: String
     }
 
     private var entries: [String: Entry] = [:]
@@ -46,6 +46,14 @@ actor SessionRegistry {
     func remove(_ kind: WebRTCSessionKind, name: String, id: String) -> Entry? {
         guard entry(kind, name: name, id: id) != nil else { return nil }
         return entries.removeValue(forKey: id)
+    }
+
+    /// A new entity-tag for the session `id` (after an ICE restart, RFC 9725 §4.3.2); nil if it is gone.
+    func renewETag(_ id: String) -> String? {
+        guard entries[id] != nil else { return nil }
+        let eTag = "\"\(Self.randomToken())\""
+        entries[id]?.eTag = eTag
+        return eTag
     }
 
     /// The number of open sessions.

@@ -135,12 +135,17 @@ struct WebRTCRoutes: Sendable {
         case .success(let text): fragment = text
         case .failure(let refusal): return refusal.response
         }
+        let restartAnswer: String?
         do {
-            try await entry.session.addRemoteCandidates(sdpFragment: fragment)
+            restartAnswer = try await entry.session.addRemoteCandidates(sdpFragment: fragment)
         } catch {
             return errorResponse(error, during: "patch")
         }
-        return Response(status: .noContent)
+        guard let restartAnswer else { return Response(status: .noContent) }
+        // An ICE restart: the answer's fragment and the session's new entity-tag (RFC 9725 §4.3.2).
+        let eTag = await sessions.renewETag(id) ?? entry.eTag
+        return Response(status: .ok, headers: [.contentType: Self.trickleMediaType, .eTag: eTag],
+                        body: ResponseBody(byteBuffer: ByteBuffer(string: restartAnswer)))
     }
 
     /// `OPTIONS`: what the resource accepts, and the CORS preflight answer (Fetch standard). ICE servers are

@@ -20,16 +20,18 @@ public protocol WebRTCSession: Sendable {
     /// When false, a `PATCH` is answered `405 Method Not Allowed`, as RFC 9725 §4.3 requires of a session that
     /// supports neither Trickle ICE nor ICE restarts.
     var supportsTrickleICE: Bool { get }
-    /// Applies a Trickle ICE SDP fragment (`application/trickle-ice-sdpfrag`, RFC 8840 §9) sent in a `PATCH`.
+    /// Applies a Trickle ICE SDP fragment (`application/trickle-ice-sdpfrag`, RFC 8840 §9) sent in a `PATCH`:
+    /// nil when its candidates were taken (`204 No Content`), or, when its ICE credentials are new (an ICE
+    /// restart, RFC 9725 §4.3.2), the fragment answering them (`200 OK` with a new entity-tag).
     /// Throws `WebRTCSessionError.malformedFragment` for a fragment it cannot read.
-    func addRemoteCandidates(sdpFragment: String) async throws
+    func addRemoteCandidates(sdpFragment: String) async throws -> String?
     /// Ends the session: stops media, releases sockets. Called once; must not throw.
     func close() async
 }
 
 extension WebRTCSession {
     public var supportsTrickleICE: Bool { false }
-    public func addRemoteCandidates(sdpFragment: String) async throws {
+    public func addRemoteCandidates(sdpFragment: String) async throws -> String? {
         throw WebRTCSessionError.trickleICENotSupported
     }
 }

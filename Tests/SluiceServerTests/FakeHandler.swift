@@ -47,9 +47,11 @@ struct FakeSession: WebRTCSession {
     let supportsTrickleICE: Bool
     let log: CallLog
 
-    func addRemoteCandidates(sdpFragment: String) async throws {
+    func addRemoteCandidates(sdpFragment: String) async throws -> String? {
         guard sdpFragment.hasPrefix("a=") else { throw WebRTCSessionError.malformedFragment("expected a= lines") }
         await log.recordFragment(sdpFragment)
+        // A fragment with new credentials is an ICE restart: answered with the server's new ones.
+        return sdpFragment.contains("a=ice-ufrag:") ? "a=ice-ufrag:srv2\r\na=ice-pwd:server-password-of-22chars\r\n" : nil
     }
 
     func close() async { await log.recordClose(number) }

@@ -237,6 +237,29 @@ struct WebRTCHTTPServerTests {
         #expect(await handler.log.fragments == ["a=candidate:1 1 udp 1 127.0.0.1 9 typ host\r\n"])
     }
 
+    @Test("PATCH with new ICE credentials restarts ICE: 200, the answer fragment and a new ETag (RFC 9725 §4.3.2)")
+    func patchRestartsICE() async throws {
+        var handler = FakeHandler()
+        handler.trickle = true
+        let (created, restarted, stale) = try await withLiveServer(handler) { client in
+            let created = try await post(client, "/whep/cam", offer)
+            let location = try #require(created.headers[.location])
+            let headers: HTTPFields = [.contentType: "application/trickle-ice-sdpfrag", .ifMatch: "*"]
+            let restarted = try await client.execute(uri: location, method: .patch, headers: headers,
+                                                     body: ByteBuffer(string: "a=ice-ufrag:new1\r\na=ice-pwd:new-password-of-22-chars\r\n"))
+            let stale = try await client.execute(
+                uri: location, method: .patch,
+                headers: [.contentType: "application/trickle-ice-sdpfrag", .ifMatch: created.headers[.eTag] ?? ""],
+                body: ByteBuffer(string: "a=candidate:1 1 udp 1 127.0.0.1 9 typ host\r\n"))
+            return (created, restarted, stale)
+        }
+        #expect(restarted.status == .ok)
+        #expect(restarted.headers[.contentType] == "application/trickle-ice-sdpfrag")
+        #expect(restarted.text.hasPrefix("a=ice-ufrag:srv2\r\n"))
+        #expect(restarted.headers[.eTag] != nil && restarted.headers[.eTag] != created.headers[.eTag])
+        #expect(stale.status == .preconditionFailed, "the entity-tag from before the restart is stale")
+    }
+
     @Test("GET / tells what is served and the handler's names")
     func describe() async throws {
         var silent = FakeHandler()

@@ -26,10 +26,22 @@ public enum TestSupport {
 
     /// A fresh, empty folder, removed when `body` returns.
     public static func withTemporaryDirectory<T>(_ body: (URL) throws -> T) throws -> T {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-test-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        let url = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: url) }
         return try body(url)
+    }
+
+    /// As above, for an async body.
+    public static func withTemporaryDirectory<T>(_ body: (URL) async throws -> T) async throws -> T {
+        let url = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: url) }
+        return try await body(url)
+    }
+
+    private static func makeTemporaryDirectory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
     }
 
     public struct ProcessResult: Sendable {

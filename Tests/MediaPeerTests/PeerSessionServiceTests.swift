@@ -1,0 +1,73 @@
+/// `sluice serve`'s sessions (SluiceServer's `PeerSessionService`) with Sluice's own peer connection as
+/// the client, without HTTP: trickle ICE and ICE restart by PATCH fragments (RFC 9725 §4.3).
+import Foundation
+import MediaCore
+import MediaPeer
+import Sluice
+import SluiceServer
+import Testing
+import TestSupport
+
+@Suite(.onDedicatedThreads)
+struct PeerSessionServiceTests {
+    @Test(.timeLimit(.minutes(1)))
+    func aViewerRestartsICEByPatchAndKeepsWatching() async throws {
+        try await TestSupport.withTemporaryDirectory { folder in
+            let (video, _) = try PeerConnectionTests.media(in: folder)
+            let registry = CodecRegistry.builtIn
+            let encoding = try SharedEncoding(track: try LocalTrack.y4mFile(video), codec: .vp8, registry: registry)
+            defer { encoding.stop() }
+            let loopback = PeerConnection.Configuration(localAddresses: ["127.0.0.1:0"], includeLoopback: true)
+            let service = PeerSessionService(configuration: .init(sources: ["clip": [encoding]], peer: loopback),
+                                             registry: registry, capabilities: registry.capabilities)
+            var viewing = loopback
+            viewing.receive = [.video]
+            let viewer = try PeerConnectionFactory().makePeerConnection(viewing)
+            defer { viewer.close() }
+            let offer = try viewer.createOffer()
+            let session = try await service.startEgress(name: "clip", offer: offer)
+            try viewer.setRemoteDescription(session.answer, type: .answer)
+            let pictures = TrackCollector<VideoFrame>()
+            try #require(viewer.remoteTracks.first).start(.video { graph, port in graph.add(pictures, input: port) })
+            #expect(eventually(seconds: 10) { viewer.connectionState == .connected && pictures.count >= 10 })
+            #expect(session.supportsTrickleICE)
+
+            // A trickle fragment with the same credentials is taken: 204, nothing to answer.
+            let same = "a=ice-ufrag:\(PeerConnectionTests.ufrag(offer) ?? "")\r\na=ice-pwd:x\r\na=end-of-candidates\r\n"
+            #expect(try await session.addRemoteCandidates(sdpFragment: same) == nil)
+            await #expect(throws: WebRTCSessionError.self) { try await session.addRemoteCandidates(sdpFragment: "v=0\r\n") }
+
+            viewer.restartIce()
+            let restarted = try viewer.createOffer()
+            let answered = try #require(try await session.addRemoteCandidates(sdpFragment: TrickleFragment.restartAnswer(from: restarted)))
+            let fragment = try TrickleFragment(parsing: answered)
+            #expect(fragment.ufrag != nil && fragment.ufrag != PeerConnectionTests.ufrag(session.answer))
+            #expect(!fragment.candidates.isEmpty, "\(answered)")
+            try viewer.setRemoteDescription(fragment.replacingCredentials(session.answer), type: .answer)
+            for candidate in fragment.candidates { try viewer.addIceCandidate(candidate) }
+            let atRestart = pictures.count, checks = viewer.stats().ice?.checksSent ?? 0
+            #expect(eventually(seconds: 10) { (viewer.stats().ice?.checksSent ?? 0) > checks && viewer.connectionState == .connected })
+            #expect(eventually(seconds: 10) { pictures.count >= atRestart + 25 }, "\(pictures.count - atRestart) pictures after the restart")
+            print("WHEP ICE restart by PATCH: \(atRestart) pictures before, \(pictures.count) in all; answer fragment:\n\(answered)")
+            await session.close()
+        }
+    }
+
+    @Test func trickleFragmentsAreReadAndRefusedByName() throws {
+        let text = "a=ice-options:trickle\r\na=group:BUNDLE 0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\na=mid:0\r\n"
+            + "a=ice-ufrag:EsAw\r\na=ice-pwd:P2uYro0UCOQ4zxjKXaWCBui1\r\n"
+            + "a=candidate:1387637174 1 udp 2122260223 192.0.2.1 61764 typ host generation 0 ufrag EsAw\r\na=end-of-candidates\r\n"
+        let fragment = try TrickleFragment(parsing: text)
+        #expect(fragment == TrickleFragment(ufrag: "EsAw", pwd: "P2uYro0UCOQ4zxjKXaWCBui1",
+                                            candidates: ["candidate:1387637174 1 udp 2122260223 192.0.2.1 61764 typ host generation 0 ufrag EsAw"],
+                                            endOfCandidates: true))
+        #expect(throws: WebRTCSessionError.self) { try TrickleFragment(parsing: "garbage\r\n") }
+        #expect(throws: WebRTCSessionError.self) { try TrickleFragment(parsing: "a=ice-ufrag:only\r\n") }
+        let description = "v=0\r\nm=video 9 UDP/TLS/RTP/SAVPF 96\r\na=ice-ufrag:old\r\na=ice-pwd:oldpassword\r\na=mid:0\r\n"
+            + "a=candidate:1 1 udp 1 127.0.0.1 9 typ host\r\na=end-of-candidates\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\na=mid:1\r\n"
+        #expect(fragment.replacingCredentials(description)
+                == "v=0\r\nm=video 9 UDP/TLS/RTP/SAVPF 96\r\na=ice-ufrag:EsAw\r\na=ice-pwd:P2uYro0UCOQ4zxjKXaWCBui1\r\na=mid:0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\na=mid:1\r\n")
+        #expect(TrickleFragment.restartAnswer(from: description)
+                == "a=ice-ufrag:old\r\na=ice-pwd:oldpassword\r\nm=video 9 UDP/TLS/RTP/SAVPF 96\r\na=mid:0\r\na=candidate:1 1 udp 1 127.0.0.1 9 typ host\r\na=end-of-candidates\r\n")
+    }
+}
