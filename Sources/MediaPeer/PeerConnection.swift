@@ -108,7 +108,7 @@ public final class PeerConnection: @unchecked Sendable {
 
     private let eventSink: AsyncStream<Event>.Continuation
     private let state = Mutex(Negotiation())
-    private let dataChannelObserver = Mutex<(@Sendable (PeerDataChannel) -> Void)?>(nil)
+    private let dataChannelObserver = ObserverSlot<PeerDataChannel>()
     private let demultiplexer = BundledRTPDemultiplexer()
     private let streamID = UUID().uuidString.lowercased()
     /// The `o=` session id, the same in every description of this connection (RFC 3264 §8).
@@ -202,8 +202,8 @@ public final class PeerConnection: @unchecked Sendable {
     /// its messages is delivered, so a handler set here (`onEvent`) misses nothing; libwebrtc's
     /// `OnDataChannel`. `Event.dataChannel` reports the same channel later.
     public var onDataChannel: (@Sendable (PeerDataChannel) -> Void)? {
-        get { dataChannelObserver.withLock { $0 } }
-        set { dataChannelObserver.withLock { $0 = newValue } }
+        get { dataChannelObserver.callback }
+        set { dataChannelObserver.callback = newValue }
     }
     public var remoteTracks: [RemoteTrack] { state.withLock { $0.receivers } }
 
@@ -610,7 +610,7 @@ public final class PeerConnection: @unchecked Sendable {
             let channel = PeerDataChannel(label: info.label, options: info.options)
             channel.attach(id: info.id, to: loop, open: true)
             state.withLock { $0.dataChannels.append(channel) }
-            dataChannelObserver.withLock { $0 }?(channel)
+            dataChannelObserver(channel)
             eventSink.yield(.dataChannel(channel))
         case .opened(let id), .message(let id, _), .bufferedAmountLow(let id), .closed(let id), .error(let id, _):
             channels.first { $0.id == id && $0.readyState != .closed }?.handle(event)

@@ -28,7 +28,7 @@ public final class PeerDataChannel: @unchecked Sendable {
     public let options: DataChannelOptions
     public let events: AsyncStream<Event>
     private let sink: AsyncStream<Event>.Continuation
-    private let observer = Mutex<(@Sendable (Event) -> Void)?>(nil)
+    private let observer = ObserverSlot<Event>()
     private let state = Mutex<(id: UInt16?, state: DataChannelState, channels: PeerDataChannelLoop?)>((nil, .connecting, nil))
 
     init(label: String, options: DataChannelOptions) {
@@ -40,13 +40,13 @@ public final class PeerDataChannel: @unchecked Sendable {
     /// Called with every event from now on, on the thread that has it (the SCTP timer or the
     /// transport's loop); keep it short. Nil stops it.
     public var onEvent: (@Sendable (Event) -> Void)? {
-        get { observer.withLock { $0 } }
-        set { observer.withLock { $0 = newValue } }
+        get { observer.callback }
+        set { observer.callback = newValue }
     }
 
     private func deliver(_ event: Event) {
         sink.yield(event)
-        observer.withLock { $0 }?(event)
+        observer(event)
     }
 
     /// The SCTP stream id, once the association exists (or the negotiated one).
