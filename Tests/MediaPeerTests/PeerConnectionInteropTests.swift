@@ -446,3 +446,49 @@ extension InteropTests {
         try sluiceOpensAChannelPerReliabilityMode(script: "chromium_peer.py", arguments: ["--expect", "none"])
     }
 }
+
+extension InteropTests {
+    /// Chromium offers, Sluice answers; once media flows Chromium restarts ICE (`restartIce()`, a second
+    /// offer with new credentials and `a=setup:actpass`). Sluice's answer renews its own credentials and
+    /// keeps its DTLS role, and the call goes on: Chromium decodes more of Sluice's pictures after the
+    /// restart, and Sluice more of Chromium's.
+    @Test(.enabled(if: aiortcMissing == nil && chromiumMissing == nil, "needs Chromium, chromedriver and tools/peers/.venv"),
+          .enabled(if: loopbackOnly, "Chromium sends from every interface: run inside tools/peers/loopback-only (tools/peers/README.md)"),
+          .timeLimit(.minutes(2)))
+    func chromiumRestartsICEAndTheCallGoesOn() throws {
+        try TestSupport.withTemporaryDirectory { folder in
+            let media = try Self.peerMedia(in: folder)
+            let peer = try PeerProcess(script: "chromium_peer.py",
+                                       arguments: ["offer", "--video", "sendrecv", "--audio", "sendrecv", "--codec", "vp8", "--restart-ice",
+                                                   "--min-frames", "20", "--timeout", "50", "--duration", "3", "--linger", "1"])
+            defer { peer.kill() }
+            let sluice = try SluicePeer(media: media)
+            defer { sluice.connection.close() }
+            let offer = try peer.readSDP(seconds: 25)
+            try sluice.connection.setRemoteDescription(offer, type: .offer)
+            let answer = try sluice.connection.createAnswer()
+            peer.writeSDP(answer)
+            try sluice.receive()
+            let restart: String
+            do { restart = try peer.readSDP(seconds: 30) } catch {
+                Issue.record("no restart offer: \(error); \(Self.describe(peer.result(seconds: 5)))")
+                return
+            }
+            let beforeRestart = sluice.pictures.count
+            try sluice.connection.setRemoteDescription(restart, type: .offer)
+            let restartAnswer = try sluice.connection.createAnswer()
+            peer.writeSDP(restartAnswer)
+            let result = peer.result(seconds: 40)
+            let inbound = (result?["inbound"] as? [[String: Any]]) ?? []
+            let decoded = inbound.first { $0["kind"] as? String == "video" }?["frames_decoded"] as? Int ?? 0
+            let atRestart = result?["frames_decoded_at_restart"] as? Int ?? 0
+            print("interop Chromium ICE restart: Chromium decoded \(atRestart) pictures before and \(decoded) in all; Sluice \(beforeRestart) before, \(sluice.pictures.count) in all; ufrags \(PeerConnectionTests.ufrag(answer) ?? "?") -> \(PeerConnectionTests.ufrag(restartAnswer) ?? "?")")
+            #expect(Self.reachedConnected(result) && result?["ice_restart_answered"] as? Bool == true, "\(Self.describe(result))")
+            #expect(PeerConnectionTests.ufrag(offer) != PeerConnectionTests.ufrag(restart), "Chromium's restart has new credentials")
+            #expect(PeerConnectionTests.ufrag(restartAnswer) != nil && PeerConnectionTests.ufrag(restartAnswer) != PeerConnectionTests.ufrag(answer))
+            #expect(decoded >= atRestart + 30, "Chromium decoded \(decoded - atRestart) pictures after the restart")
+            #expect(eventually(seconds: 5) { sluice.pictures.count >= beforeRestart + 30 }, "Sluice decoded \(sluice.pictures.count - beforeRestart) after")
+            #expect(sluice.connection.connectionState == .connected || sluice.connection.connectionState == .closed)
+        }
+    }
+}

@@ -125,7 +125,7 @@ struct PeerConnectionTests {
 
     /// The `a=ice-ufrag` of a description.
     static func ufrag(_ sdp: String) -> String? {
-        sdp.split(separator: "\r\n").first { $0.hasPrefix("a=ice-ufrag:") }.map { String($0.dropFirst("a=ice-ufrag:".count)) }
+        sdp.split(whereSeparator: \.isNewline).first { $0.hasPrefix("a=ice-ufrag:") }.map { String($0.dropFirst("a=ice-ufrag:".count)) }
     }
 
     /// ICE restart (RFC 8445 §9) in a second offer/answer round: the offer and the answer carry new

@@ -168,6 +168,15 @@ async function makeOffer(o) {
 
 async function acceptAnswer(sdp) { await state.pc.setRemoteDescription({ type: "answer", sdp }); }
 
+// --restart-ice: a later offer with new ICE credentials (W3C restartIce), once the call runs.
+async function restartOffer(o) {
+  state.pc.restartIce();
+  await state.pc.setLocalDescription();
+  await gathered(state.pc, o.gatherMs);
+  note("ice restart offered");
+  return state.pc.localDescription.sdp;
+}
+
 async function makeAnswer(o, offer) {
   const pc = newPeerConnection(o);
   await pc.setRemoteDescription({ type: "offer", sdp: offer });
@@ -237,7 +246,7 @@ async function results() {
   return out;
 }
 
-window.sluicePeer = { makeOffer, acceptAnswer, makeAnswer, fetchAnswer, endSession, results };
+window.sluicePeer = { makeOffer, acceptAnswer, restartOffer, makeAnswer, fetchAnswer, endSession, results };
 </script></body></html>
 """
 
@@ -365,8 +374,30 @@ class ChromiumPeer:
             else:
                 self.remote_sdp = self.post_offer(self.local_sdp)
             self.call("acceptAnswer", self.remote_sdp)
+            if a.restart_ice:
+                self.restart_ice(options)
         self.wait_for_media()
         time.sleep(self.args.linger)
+
+    def restart_ice(self, options):
+        """Waits for media, then offers an ICE restart on stdout and takes the answer from stdin; the
+        video frames decoded until then go in the results as frames_decoded_at_restart."""
+        while True:
+            self.remaining()
+            results = self.call("results")
+            if results["connection_state"] in ("failed", "closed"):
+                raise RuntimeError(f"connection {results['connection_state']} before the ICE restart")
+            if results["connect_seconds"] is not None and self.enough(results):
+                break
+            time.sleep(0.1)
+        self.frames_at_restart = sum(s.get("frames_decoded") or 0 for s in results["inbound"] if s["kind"] == "video")
+        offer = self.call("restartOffer", options)
+        if not self.args.all_candidates:
+            offer = loopback_candidates_only(offer)
+        print_sdp(offer)
+        self.restart_answer = self.read_stdin()
+        self.call("acceptAnswer", self.restart_answer)
+        self.started_after_restart = time.monotonic()
 
     def read_stdin(self):
         self.reading_stdin = True
@@ -415,7 +446,9 @@ class ChromiumPeer:
             if results["connection_state"] in ("failed", "closed"):
                 raise RuntimeError(f"connection {results['connection_state']}")
             if results["connect_seconds"] is not None:
-                since = time.monotonic() - self.started - results["connect_seconds"]
+                # After an ICE restart, --duration counts from the restart's answer.
+                began = max(self.started + results["connect_seconds"], getattr(self, "started_after_restart", 0))
+                since = time.monotonic() - began
                 if since >= self.args.duration and self.enough(results):
                     return
             time.sleep(0.25)
@@ -436,6 +469,9 @@ class ChromiumPeer:
                                    "chromedriver": caps.get("chrome", {}).get("chromedriverVersion", "").split(" ")[0]}
             except Exception as e:
                 out["results_error"] = f"{type(e).__name__}: {e}"
+        if self.args.restart_ice:
+            out["frames_decoded_at_restart"] = getattr(self, "frames_at_restart", None)
+            out["ice_restart_answered"] = getattr(self, "restart_answer", None) is not None
         out["elapsed_seconds"] = round(time.monotonic() - self.started, 3)
         return out
 
@@ -509,6 +545,9 @@ def main():
                    help="offer one data channel per reliability mode (reliable, unordered, rexmit0, lifetime500), "
                    "each sending a text and a 1 KiB binary message when open")
     p.add_argument("--dc-echo", action="store_true", help="send every data channel message back as it came")
+    p.add_argument("--restart-ice", action="store_true",
+                   help="offer mode: once media flows, offer an ICE restart (a second offer on stdout, its answer "
+                   "from stdin), then run --duration more")
     p.add_argument("--expect", help="kinds that must be received: video,audio or none (default: those with recv)")
     p.add_argument("--width", type=int, default=640)
     p.add_argument("--height", type=int, default=480)
