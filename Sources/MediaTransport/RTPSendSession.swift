@@ -100,6 +100,15 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
         var protectBuffer: UnsafeMutableRawBufferPointer?
         var senderReports = 0
         var nextReport: ClockTime?
+        /// The latest time anything went out: the sending thread and the RTCP thread (answering NACKs)
+        /// read the clock before they take the lock, so the later one may hold the earlier time.
+        var lastTransmit = ClockTime(nanoseconds: .min)
+
+        /// `now`, or the latest transmission's time if that is later: the transport sees time go forward.
+        mutating func transmissionTime(_ now: ClockTime) -> ClockTime {
+            lastTransmit = max(lastTransmit, now)
+            return lastTransmit
+        }
     }
 
     /// Binds the UDP sockets the configuration describes (`UDPRTPTransport(sending:)`); nothing is
@@ -148,7 +157,7 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
         let now = clock.now
         guard let tracer else {
             try outgoing.withLock { outgoing in
-                let protectBuffer = outgoing.protectBuffer
+                let protectBuffer = outgoing.protectBuffer, now = outgoing.transmissionTime(now)
                 try outgoing.sender.send(frame, at: now) { try transmit($0, at: now, protectingIn: protectBuffer) }
                 try sendReportIfDue(at: now, outgoing: &outgoing)
             }
@@ -159,7 +168,7 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
         // Each packet's time is read before it goes out: the receiver may have it before `send` returns.
         var sent = (first: ClockTime?.none, last: ClockTime.zero)
         try outgoing.withLock { outgoing in
-            let protectBuffer = outgoing.protectBuffer
+            let protectBuffer = outgoing.protectBuffer, now = outgoing.transmissionTime(now)
             try outgoing.sender.send(frame, at: now) { packet in
                 sent.last = tracer.now
                 if sent.first == nil { sent.first = sent.last }
@@ -287,7 +296,7 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
             case .genericNACK(let nack) where nack.mediaSSRC == ssrc:
                 heard.withLock { $0.nacksReceived += 1 }
                 outgoing.withLock { outgoing in
-                    let protectBuffer = outgoing.protectBuffer
+                    let protectBuffer = outgoing.protectBuffer, now = outgoing.transmissionTime(now)
                     try? outgoing.sender.retransmit(nack) { try transmit($0, at: now, protectingIn: protectBuffer) }
                 }
             case .pictureLossIndication(let pli) where pli.mediaSSRC == ssrc:

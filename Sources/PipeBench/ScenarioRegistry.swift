@@ -10,7 +10,7 @@ public struct ScenarioRegistry: Sendable {
     /// Every scenario pipebench ships, in the order they run.
     public static let builtIn = ScenarioRegistry(
         CodecScenarios.all + TranscodeScenario.all + RTPScenarios.all + PeerScenarios.all + PeerConnectionScenarios.all
-            + [CallLoopbackScenario()]
+            + [CallLoopbackScenario(), SoakScenario()]
             + CallScaleScenario.all
     )
 

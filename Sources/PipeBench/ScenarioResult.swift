@@ -57,9 +57,12 @@ public struct ScenarioResult: Codable, Sendable, Equatable {
     public var notes: [String]
     /// Wall time the scenario took, warm-up included.
     public var seconds: Double
+    /// Checks of a scenario that checks as it measures ("soak") that did not hold; nil or empty when all did.
+    public var failures: [String]?
 
     public init(scenario: String, metrics: [Metric] = [], ratio: Double? = nil, target: Double? = nil,
-                latencies: [StageLatency] = [], notes: [String] = [], seconds: Double = 0) {
+                latencies: [StageLatency] = [], notes: [String] = [], seconds: Double = 0, failed: [String]? = nil) {
+        self.failures = failed
         self.scenario = scenario
         self.metrics = metrics
         self.ratio = ratio

@@ -84,5 +84,10 @@ struct PipeBenchCommand: ParsableCommand {
             print("\nChange since \(compare) (\(old.machine.date), \(old.machine.gitCommit?.prefix(10) ?? "no commit")):")
             print(Comparison.render(Comparison.changes(from: old, to: report)))
         }
+        let failures = report.results.flatMap { result in (result.failures ?? []).map { "\(result.scenario): \($0)" } }
+        if !failures.isEmpty {
+            FileHandle.standardError.write(Data(("checks failed:\n" + failures.map { "  " + $0 }.joined(separator: "\n") + "\n").utf8))
+            throw ExitCode.failure
+        }
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import MediaCore
 import MediaRTP
@@ -136,4 +137,54 @@ import Testing
         #expect(Array(resent[packet.payloadRange].dropFirst(2)) == Array(first.rtp[2][original.payloadRange]))
         session.close()
     }
+
+    /// Frames sent on the test's thread while NACKs keep the RTCP thread retransmitting, through an
+    /// impairment (which takes packets in time order): both threads read the clock before taking the
+    /// session's lock, and the later one could hand the transport the earlier time, which trapped
+    /// ("time went back", seen in pipebench's soak). Times are now made monotonic under the lock.
+    @Test(.timeLimit(.minutes(1)))
+    func retransmittingWhileSendingKeepsTimeGoingForward() throws {
+        let receiver = try UDPSocket(bindingTo: SocketAddress(parsing: "127.0.0.1:0"))
+        let configuration = try RTPSendSession<VP8Packetizer>.Configuration(
+            remote: receiver.localAddress, multiplexed: true, sender: .init(payloadType: 96, ssrc: Self.ssrc, initialSequenceNumber: 100),
+            impairment: ImpairmentProfile(delay: .milliseconds(1)))
+        let session = try RTPSendSession(packetizer: try VP8Packetizer(maxPayloadSize: 500), configuration: configuration,
+                                         clock: LaggingClock())
+        session.start()
+        let stop = Atomic<Bool>(false)
+        let nacker = Thread {
+            var sequence: UInt16 = 100
+            while !stop.load(ordering: .relaxed) {
+                try? Self.send([.receiverReport(ReceiverReport(ssrc: 5)),
+                                .genericNACK(GenericNACK(senderSSRC: 5, mediaSSRC: Self.ssrc, lostSequenceNumbers: [sequence]))],
+                               from: receiver, to: session)
+                sequence = 100 &+ (sequence &- 99) % 60
+                usleep(50)
+            }
+        }
+        nacker.start()
+        let end = SystemClock().now + .seconds(2)
+        var frames = 0
+        while SystemClock().now < end {
+            try session.send(Self.keyframe(size: 1200))
+            frames += 1
+        }
+        stop.store(true, ordering: .relaxed)
+        while !nacker.isFinished { usleep(1000) }
+        let statistics = session.statistics
+        session.close()
+        #expect(frames > 100 && statistics.retransmissions > 100, "\(frames) frames, \(statistics.retransmissions) retransmissions")
+    }
+}
+
+/// The system clock, but the reading thread is held 100 µs after it reads: the time a thread
+/// read is then often older than another's by the time either takes a lock.
+private final class LaggingClock: MediaClock {
+    private let system = SystemClock()
+    var now: ClockTime {
+        let now = system.now
+        usleep(100)
+        return now
+    }
+    func sleep(until deadline: ClockTime, unless stop: StopSignal) { system.sleep(until: deadline, unless: stop) }
 }

@@ -13,7 +13,9 @@ struct LoopbackCall {
     private let outputPath: String
 
     /// A call sending `input` as `codec` (SRTP, NACK), through `impairment` when given. Sockets are bound.
-    init(input: String, codec: CodecName, frames: Int, bitrate: Int, impairment: ImpairmentProfile?, tag: String) throws {
+    /// `soak` loops the input, re-encodes video, adds RTX (RFC 4588) and discards what is decoded.
+    init(input: String, codec: CodecName, frames: Int, bitrate: Int, impairment: ImpairmentProfile?, tag: String,
+         soak: Bool = false) throws {
         tracer = FrameTracer()
         let local = try SocketAddress(parsing: "127.0.0.1:0")
         var stream = RTPStreamDescription(codec: codec, payloadType: codec == .opus ? 111 : 96, local: local)
@@ -24,8 +26,16 @@ struct LoopbackCall {
         receiving.limits.silence = .seconds(5)
         receiving.tracer = tracer
         outputPath = NSTemporaryDirectory() + "pipebench-call-\(getpid())-\(tag)" + (codec == .opus ? ".wav" : ".y4m")
+        var destination = RTPDestination(address: local)
+        if soak {
+            // An hour of decoded pictures would fill the disk: the output is /dev/null under its name.
+            try? FileManager.default.removeItem(atPath: outputPath)
+            try FileManager.default.createSymbolicLink(atPath: outputPath, withDestinationPath: "/dev/null")
+            destination.rtxPayloadType = codec == .opus ? 112 : 97
+            stream.rtx = (destination.rtxPayloadType!, destination.rtxSSRC)
+        }
         receiver = try RTPReceivePipeline(stream: stream, output: outputPath, options: receiving)
-        var destination = RTPDestination(address: receiver.localAddress)
+        destination.address = receiver.localAddress
         destination.multiplexed = true
         destination.srtp = stream.srtp
         destination.impairment = impairment
@@ -34,6 +44,10 @@ struct LoopbackCall {
         sending.bitrate = bitrate
         sending.maxFrames = frames
         sending.tracer = tracer
+        if soak {
+            sending.loop = true
+            if codec != .opus { sending.size = (640, 360) }   // decoded and encoded again, not passed through
+        }
         sender = try Transcoder(input: input, sendingTo: destination, options: sending)
     }
 
