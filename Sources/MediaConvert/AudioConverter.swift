@@ -20,7 +20,7 @@ public final class AudioConverter {
     private var samplesIn = 0
     private var samplesOut = 0
 
-    /// - Parameter quality: speexdsp quality, 0 (fastest) to 10 (best); 5 is its VoIP default.
+    /// `quality` is speexdsp's, 0 (fastest) to 10 (best); 5 is its VoIP default.
     public init(from input: AudioFormat, to output: AudioFormat, quality: Int = 5) throws {
         for format in [input, output] {
             guard case .samples = format.encoding, (1...2).contains(format.channels),

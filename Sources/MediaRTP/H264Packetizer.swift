@@ -66,9 +66,8 @@ public struct H264Packetizer: RTPPacketizer {
         case fragment(Int, count: Int)
     }
 
-    /// - Parameters:
-    ///   - maxPayloadSize: the most bytes per payload (the path MTU less the IP, UDP, RTP and SRTP
-    ///     headers). Non-interleaved mode needs at least 3: an FU-A indicator, header and one byte.
+    /// `maxPayloadSize` is the most bytes per payload (the path MTU less the IP, UDP, RTP and SRTP
+    /// headers). Non-interleaved mode needs at least 3: an FU-A indicator, header and one byte.
     public init(mode: PacketizationMode = .nonInterleaved, maxPayloadSize: Int = 1200,
                 aggregation: Aggregation = .all) throws(RTPPayloadError) {
         let minimum = mode == .nonInterleaved ? 3 : 1

@@ -26,8 +26,8 @@ public struct VP8Packetizer: RTPPacketizer {
     private var offset = 0
     private var descriptor = VP8PayloadDescriptor()
 
-    /// - Parameter firstPictureID: the first frame's PictureID (taken modulo the PictureID's range).
-    ///   A sender starts from a random one, so that a restarted stream does not repeat old numbers.
+    /// `firstPictureID` is the first frame's PictureID (taken modulo the PictureID's range). A sender
+    /// starts from a random one, so that a restarted stream does not repeat old numbers.
     public init(maxPayloadSize: Int = 1200, pictureIDMode: PictureIDMode = .fifteenBit,
                 firstPictureID: UInt16 = 0) throws(RTPPayloadError) {
         let template = Self.descriptor(pictureIDMode, 0)
