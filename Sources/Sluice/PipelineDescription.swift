@@ -75,7 +75,7 @@ public struct PipelineDescription: Equatable, Sendable {
             guard case .word(let word) = token else { continue }
             if !expectingLink {
                 // A word after an element that is not a property starts a new chain.
-                if word.contains("="), case .element(var element) = chain.last {
+                if word.contains("="), !word.hasPrefix("file:"), case .element(var element) = chain.last {
                     try Self.addProperty(word, to: &element)
                     chain[chain.count - 1] = .element(element)
                     continue
@@ -84,7 +84,7 @@ public struct PipelineDescription: Equatable, Sendable {
                 chain = []
             }
             position += 1
-            if word.contains("=") {
+            if word.contains("="), !word.hasPrefix("file:") {
                 throw .syntax("element \(position): '\(word)' is a property with no element before it")
             }
             if let reference = Self.reference(word) {

@@ -26,13 +26,7 @@ struct Inspect: ParsableCommand {
     var json = false
 
     func run() throws {
-        let result: MediaInspector.Result
-        do {
-            result = try MediaInspector.inspect(file)
-        } catch {
-            printError("sluice: \(error)")
-            throw ExitCode.failure
-        }
+        let result = try failingInOneLine { try MediaInspector.inspect(file) }
         print(json ? result.json.text() : result.text)
         if let error = result.error {
             printError("sluice: \(error)")

@@ -42,13 +42,7 @@ struct Run: ParsableCommand {
             return
         }
         guard let pipeline else { throw ValidationError("give a pipeline, e.g. \"file:in.y4m ! vp8enc ! file:out.ivf\", or --list") }
-        let built: TextPipeline
-        do {
-            built = try TextPipeline(pipeline)
-        } catch {
-            printError("sluice: \(error)")
-            throw ExitCode.failure
-        }
+        let built = try failingInOneLine { try TextPipeline(pipeline) }
         if let dot {
             do { try built.dot().write(toFile: dot, atomically: true, encoding: .utf8) } catch {
                 printError("sluice: \(dot): cannot write: \(error.localizedDescription)")

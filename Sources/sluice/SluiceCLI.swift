@@ -41,6 +41,17 @@ func cancelOnInterrupt(_ graph: Graph) -> any DispatchSourceSignal {
     return interrupt
 }
 
+/// `body`'s result; an error it throws ends the command with one line on stderr, after `subject`
+/// (a file name) when given, and a failure status.
+func failingInOneLine<T>(_ subject: String? = nil, _ body: () throws -> T) throws -> T {
+    do {
+        return try body()
+    } catch {
+        printError("sluice: " + (subject.map { "\($0): " } ?? "") + "\(error)")
+        throw ExitCode.failure
+    }
+}
+
 /// Writes one line to stderr.
 func printError(_ text: String) {
     writeToStandardError(text + "\n")

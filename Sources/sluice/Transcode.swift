@@ -65,13 +65,7 @@ struct Transcode: ParsableCommand {
         var options = encoding.options
         if realtime { options.pacing = .realTime }
         if noAudio { options.includeAudio = false }
-        let transcoder: Transcoder
-        do {
-            transcoder = try Transcoder(input: input, output: output, options: options)
-        } catch {
-            printError("sluice: \(error)")
-            throw ExitCode.failure
-        }
+        let transcoder = try failingInOneLine { try Transcoder(input: input, output: output, options: options) }
 
         let interrupt = cancelOnInterrupt(transcoder.graph)
         defer { interrupt.cancel() }
