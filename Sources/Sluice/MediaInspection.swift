@@ -104,7 +104,7 @@ public enum MediaInspector {
         let size = Int(info.st_size)
         let ext = path.split(separator: "/").last.flatMap { $0.contains(".") ? $0.split(separator: ".").last : nil }
             .map { $0.lowercased() } ?? ""
-        if ext == "sdp" { return .sdp(try inspectSDP(path, size: size)) }
+        if ext == "sdp" { return .sdp(try inspectSDP(path)) }
         var result = MediaFileInspection(path: path, format: ext, fileSize: size, streams: [])
         do {
             switch ext {
@@ -267,17 +267,9 @@ public enum MediaInspector {
         }
     }
 
-    private static func inspectSDP(_ path: String, size: Int) throws -> SDPInspection {
-        guard size <= 1 << 16 else { throw MediaFileError.unsupported(path: path, detail: "larger than 64 KiB: not an SDP") }
-        guard let file = fopen(path, "rb") else {
-            throw MediaFileError.cannotOpen(path: path, reason: String(cString: strerror(errno)))
-        }
-        defer { fclose(file) }
-        var bytes = [UInt8](repeating: 0, count: size)
-        let read = fread(&bytes, 1, size, file)
-        let text = String(decoding: bytes.prefix(read), as: UTF8.self)
+    private static func inspectSDP(_ path: String) throws -> SDPInspection {
         let session: SessionDescription
-        do { session = try SessionDescription(parsing: text) } catch {
+        do { session = try SessionDescription(contentsOfFile: path) } catch {
             throw MediaFileError.corrupt(path: path, offset: 0, detail: "SDP: \(error)")
         }
         let sessionCrypto = session.hasAttribute("crypto"), sessionFingerprint = session.hasAttribute("fingerprint")

@@ -143,6 +143,10 @@ public final class TextPipeline: @unchecked Sendable {
                         try remember(element, as: input)
                         current = try output(of: input, name: element.name ?? element.label, pad: nil)
                     }
+                } else if element.kind == "rtpreceive" {
+                    guard current == nil else { throw PipelineError.badLink("\(element.label) receives: it starts its chain") }
+                    current = try receive(element, values: values)
+                    try remember(element, as: .output(current!))
                 } else {
                     guard let upstream = current else {
                         throw PipelineError.badLink("\(element.label) needs an input: start the chain with file:PATH or NAME.")
@@ -366,6 +370,32 @@ public final class TextPipeline: @unchecked Sendable {
             throw PipelineError.unsupportedElement(element.kind, reason: "not buildable here")
         }
         edges.append((input.node, made.node.name))
+        nodes.append((made.node, label))
+        return made
+    }
+
+    /// An RTP receiver (a source, so it starts its chain) of the stream an SDP file describes.
+    private func receive(_ element: PipelineDescription.Element, values: [String: PipelineValue]) throws -> Output {
+        let label = element.label
+        guard case .text(let path) = values["sdp"] else {
+            throw PipelineError.missingProperty(element: label, property: "sdp", example: "rtpreceive sdp=stream.sdp")
+        }
+        let session: SessionDescription
+        do { session = try SessionDescription(contentsOfFile: path) } catch {
+            throw PipelineError.badValue(element: label, property: "sdp", value: path, expected: "a session description (\(error))")
+        }
+        let wanted: String? = if case .text(let media) = values["media"] { media } else { nil }
+        guard let media = session.media.first(where: { wanted == nil || $0.type == wanted }) else {
+            throw PipelineError.badValue(element: label, property: "sdp", value: path, expected: "a \(wanted ?? "media") section")
+        }
+        let stream = try RTPStreamDescription(media: media, in: session)
+        var options = ReceiveOptions()
+        options.limits = RTPReceiveLimits(frames: integer(values, "frames"), silence: .seconds(Double(integer(values, "timeout") ?? 10)))
+        let receiving = try RTPReceiveStream(stream.receiveSettings(options))
+        let port = receiving.add(to: graph)
+        // RTP does not carry Opus's encoder delay (RFC 7587): libopus's usual 312 samples are assumed.
+        let made = Output(port: .encoded(port), kind: StreamKind(isVideo: stream.codec != .opus, codec: stream.codec),
+                          node: receiving.receiverNode!, label: label, preSkip: { stream.codec == .opus ? 312 : 0 })
         nodes.append((made.node, label))
         return made
     }

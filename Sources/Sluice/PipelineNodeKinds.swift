@@ -151,6 +151,11 @@ public enum PipelineNodeKinds {
                          options: [.init(name: "to", form: .text, help: "destination HOST:PORT, required"),
                                    .init(name: "pt", form: .integer(0...127), help: "payload type (default 96 video, 111 audio)"),
                                    .init(name: "impair", form: .impairment, help: "network impairment, e.g. loss=5%,reorder=3%")]),
+        PipelineNodeKind(name: "rtpreceive", summary: "receives one RTP stream (VP8, H.264 or Opus) that an SDP file describes, as encoded frames",
+                         options: [.init(name: "sdp", form: .text, help: "the session description, required"),
+                                   .init(name: "media", form: .choice(["video", "audio"]), help: "which section (default: the first)"),
+                                   frames,
+                                   .init(name: "timeout", form: .integer(1...3600), help: "seconds without a packet that end the stream (default 10)")]),
     ]
 
     /// Kinds of the library that `sluice run` does not build yet, with what to use instead.
@@ -158,7 +163,6 @@ public enum PipelineNodeKinds {
         "v4l2src": "capture with 'sluice transcode v4l2:/dev/video0 out.ivf'",
         "alsasrc": "capture with 'sluice transcode alsa:default out.opus'",
         "alsasink": "play with 'sluice transcode in.opus alsa:default'",
-        "rtpreceive": "receive with 'sluice receive session.sdp out.ivf'",
         "whip": "publish and serve with 'sluice serve'",
         "whep": "serve viewers with 'sluice serve'",
         "webrtc": "use 'sluice serve' (WHIP/WHEP)",

@@ -96,7 +96,7 @@ struct Answer: ParsableCommand {
     @OptionGroup var local: ConstraintArguments
 
     func run() throws {
-        let session = try failingInOneLine(offer) { try readSessionDescription(offer) }
+        let session = try failingInOneLine(offer) { try SessionDescription(contentsOfFile: offer) }
         var options = NegotiationOptions(origin: SDPOrigin(sessionID: UInt64.random(in: 1...UInt64(Int64.max)), sessionVersion: 1))
         options.preferring = local.prefer.map { CodecName(rawValue: $0) }
         let (answer, results) = makeAnswer(to: session, capabilities: local.capabilities, options: options)

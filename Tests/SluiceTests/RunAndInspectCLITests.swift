@@ -87,6 +87,24 @@ import TestSupport
         #expect(Date().timeIntervalSince(start) >= 0.3, "10 frames at 25 fps take 0.36 s")
     }
 
+    /// One `sluice run` sends the sample as RTP, another receives it from an SDP into a file.
+    @Test func rtpReceiveTakesWhatRtpSendSends() throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            let port = try RTPInteropTests.freePortPair()
+            let sdp = dir.file("stream.sdp")
+            try "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=video \(port) RTP/AVP 96\r\na=rtpmap:96 VP8/90000\r\n"
+                .write(toFile: sdp, atomically: true, encoding: .utf8)
+            let receiver = TestSupport.start(sluice, ["run", "rtpreceive sdp=\(sdp) timeout=3 ! file:\(dir.file("received.ivf"))"], timeout: 60)
+            Thread.sleep(forTimeInterval: 1)
+            let sender = try TestSupport.run(sluice, ["run", "file:\(TestSupport.sampleIVF) frames=25 ! rtpsend to=127.0.0.1:\(port)"])
+            #expect(sender.status == 0, "\(sender.stderr)")
+            let received = try receiver.wait()
+            #expect(received.status == 0, "\(received.stderr)")
+            let probe = try TestSupport.probeVideo(dir.file("received.ivf"))
+            #expect(probe.codec == "vp8" && probe.width == 640 && probe.frames == 25, "\(probe)")
+        }
+    }
+
     @Test func aWrongPipelineIsOneLineNamingWhatIsWrong() throws {
         let result = try TestSupport.run(sluice, ["run", "file:\(TestSupport.sampleIVF) ! vp8enc bitrat=1M ! file:/tmp/never.ivf"])
         #expect(result.status != 0)
