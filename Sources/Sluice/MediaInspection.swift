@@ -41,8 +41,10 @@ public struct MediaFileInspection: Sendable {
     public var format: String
     public var fileSize: Int
     public var streams: [InspectedStream]
-    /// Seconds of the longest stream.
-    public var duration: Double? { streams.compactMap(\.duration).max() }
+    /// Seconds of the longest stream read, else the duration the container declares.
+    public var duration: Double? { streams.compactMap(\.duration).max() ?? declaredDuration }
+    /// The duration a container declares (libavformat's), for streams Sluice does not read.
+    public var declaredDuration: Double?
     /// The file's bytes over its duration, in bits per second.
     public var bitrate: Int? {
         guard let duration, duration > 0 else { return nil }
@@ -112,11 +114,10 @@ public enum MediaInspector {
             case "ivf": try readIVF(path, into: &result)
             case "wav": try readWAV(path, into: &result)
             case "h264", "264": try readAnnexB(path, into: &result)
-            case "opus": try readOggOpus(path, into: &result)
+            case "opus": try readOggOpus(try OggOpusReader(path: path), into: &result)
             case "ogg":
-                // Ogg Opus through the library's reader; other Ogg codecs through libavformat.
-                do { try readOggOpus(path, into: &result) } catch MediaFileError.unsupported {
-                    result.streams = []
+                // Ogg Opus through the library's reader; other Ogg codecs (Vorbis, Theora) through libavformat.
+                if let reader = try? OggOpusReader(path: path) { try readOggOpus(reader, into: &result) } else {
                     try readContainer(path, into: &result)
                 }
             default: try readContainer(path, into: &result)
@@ -213,8 +214,7 @@ public enum MediaInspector {
         while let frame = try reader.next(pool: nil) { count(frame, in: &result.streams[0], span: &span) }
     }
 
-    private static func readOggOpus(_ path: String, into result: inout MediaFileInspection) throws {
-        let reader = try OggOpusReader(path: path)
+    private static func readOggOpus(_ reader: OggOpusReader, into result: inout MediaFileInspection) throws {
         let header = reader.header
         result.format = "ogg-opus"
         result.streams = [InspectedStream(index: 0, kind: "audio", codec: CodecName.opus.rawValue, sampleRate: 48_000,
@@ -235,6 +235,7 @@ public enum MediaInspector {
     private static func readContainer(_ path: String, into result: inout MediaFileInspection) throws {
         let reader = try ContainerReader(path: path)
         result.format = reader.formatName
+        result.declaredDuration = reader.duration
         result.streams = reader.streams.map { stream in
             var inspected = InspectedStream(index: stream.index, kind: stream.kind.rawValue,
                                             codec: stream.codec?.rawValue ?? stream.codecName)

@@ -206,6 +206,18 @@ import TestSupport
         }
     }
 
+    /// An Ogg that is not Opus goes to libavformat; codecs Sluice does not read are named, not refused.
+    @Test func inspectNamesStreamsSluiceDoesNotRead() throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            try TestSupport.ffmpeg(["-f", "lavfi", "-i", "sine", "-t", "1", "-c:a", "libvorbis", dir.file("vorbis.ogg")])
+            let result = try TestSupport.runChecked(sluice, ["inspect", dir.file("vorbis.ogg")])
+            #expect(result.stdoutText.contains("stream 0: audio vorbis, 44100 Hz, 1 ch"), "\(result.stdoutText)")
+            #expect(result.stdoutText.contains("not read by Sluice"))
+            let refused = try TestSupport.run(sluice, ["run", "file:\(dir.file("vorbis.ogg")) ! decode ! file:\(dir.file("o.wav"))"])
+            #expect(refused.status != 0 && refused.stderr.contains("no OpusHead"), "\(refused.stderr)")
+        }
+    }
+
     @Test func inspectDescribesAnSDP() throws {
         let fixtures = TestSupport.repositoryRoot.appendingPathComponent("Tests/MediaSDPTests/Fixtures")
         let chrome = try TestSupport.runChecked(sluice, ["inspect", fixtures.file("chrome-offer.sdp")])
