@@ -195,8 +195,11 @@ public final class TextPipeline: @unchecked Sendable {
             }
             if let made = input.pads[kind.rawValue] { return made }
             let stream = try input.demuxer.reader.firstStream(kind)
-            let source = try ContainerFileSource(demuxer: input.demuxer, stream: stream, maxFrames: input.maxFrames,
-                                                 pacing: pacing, name: uniqueName("\(name)-\(kind)"))
+            // frames=N counts pictures: the audio of a file with video stops where the N-th picture does.
+            let video = streams.first { $0.kind == .video && $0.codec != nil }
+            let endTime = kind == .audio ? input.maxFrames.flatMap { frames in video?.frameRate.map { Double(frames) / $0.doubleValue } } : nil
+            let source = try ContainerFileSource(demuxer: input.demuxer, stream: stream, maxFrames: endTime == nil ? input.maxFrames : nil,
+                                                 endTime: endTime, pacing: pacing, name: uniqueName("\(name)-\(kind)"))
             let codec: CodecName = stream.codec!
             var made = Output(port: .encoded(graph.add(source)), kind: StreamKind(isVideo: kind == .video, codec: codec),
                               node: source, label: "\(input.element.label) \(kind)")

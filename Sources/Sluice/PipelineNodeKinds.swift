@@ -110,7 +110,7 @@ public struct PipelineNodeKind: Sendable {
 /// The node kinds `sluice run` builds, and the ones it knows of but does not build.
 public enum PipelineNodeKinds {
     static let frames = PipelineNodeKind.Option(name: "frames", form: .integer(1...100_000_000),
-                                                help: "stop after this many frames (as a source)")
+                                                help: "stop after this many frames (as a source; a container's audio stops with its N-th picture)")
     static let bitrate = PipelineNodeKind.Option(name: "bitrate", form: .bitrate, help: "target bitrate (default 800k)")
     static let keyint = PipelineNodeKind.Option(name: "keyint", form: .integer(1...100_000), help: "a keyframe at least every N frames")
     static let threads = PipelineNodeKind.Option(name: "threads", form: .integer(1...64), help: "codec worker threads (default 1)")

@@ -105,6 +105,21 @@ import TestSupport
         }
     }
 
+    /// frames=N on a container cuts its audio where the N-th picture ends, so the streams stay together.
+    @Test func aFrameLimitCutsTheAudioWithTheVideo() throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            try Self.makeMedia(in: dir)
+            let pipeline = "file:\(dir.file("av.webm")) name=in frames=25  in.video ! file:\(dir.file("o.mkv")) name=out  in.audio ! out."
+            let result = try TestSupport.run(sluice, ["run", pipeline])
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(try TestSupport.probeVideo(dir.file("o.mkv")).frames == 25)
+            let audio = try TestSupport.ffprobe(dir.file("o.mkv"), entries: "stream=nb_read_packets",
+                                                extra: ["-count_packets", "-select_streams", "a:0"])
+            // 1 s of 20 ms packets.
+            #expect(abs((Int(audio["nb_read_packets"] ?? "") ?? 0) - 50) <= 1, "\(audio)")
+        }
+    }
+
     @Test func aWrongPipelineIsOneLineNamingWhatIsWrong() throws {
         let result = try TestSupport.run(sluice, ["run", "file:\(TestSupport.sampleIVF) ! vp8enc bitrat=1M ! file:/tmp/never.ivf"])
         #expect(result.status != 0)
