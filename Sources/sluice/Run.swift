@@ -18,13 +18,16 @@ struct Run: ParsableCommand {
 
             Examples:
               sluice run "file:clip.y4m ! vp8enc bitrate=1M ! file:out.ivf"
-              sluice run "file:clip.ivf ! decode ! scale size=320x180 ! x264enc ! file:out.mp4"
-              sluice run "file:clip.ivf ! decode ! tee name=t ! vp8enc ! file:a.ivf  t. ! scale size=160x90 ! openh264enc ! file:b.h264"
-              sluice run "file:in.mp4 name=in  in.video ! decode ! vp8enc ! file:out.webm name=out  in.audio ! decode ! opusenc ! out."
-              sluice run "file:speech.wav ! audioconvert rate=48000 ! opusenc bitrate=32k ! file:speech.ogg"
-              sluice run "file:clip.ivf realtime=true ! rtpsend to=127.0.0.1:5004 impair=loss=5%"
-              sluice run --list
+              sluice run "file:a.ivf ! decode ! scale size=320x180 ! x264enc ! file:o.mp4"
+              sluice run "file:a.ivf ! decode ! tee name=t ! vp8enc ! file:b.ivf \\
+                          t. ! framerate fps=15 ! openh264enc ! file:c.h264"
+              sluice run "file:in.mp4 name=in  in.video ! decode ! vp8enc ! file:o.webm \\
+                          name=out  in.audio ! decode ! opusenc ! out."
+              sluice run "file:a.wav ! audioconvert rate=48000 ! opusenc ! file:a.ogg"
+              sluice run "file:clip.ivf ! rtpsend to=127.0.0.1:5004 impair=loss=5%"
+              sluice run "rtpreceive sdp=stream.sdp timeout=5 ! file:received.ivf"
               sluice run "file:clip.ivf ! decode ! file:out.y4m" --dot graph.dot
+              sluice run --list
             """)
 
     @Argument(help: "The pipeline, e.g. \"file:in.y4m ! vp8enc ! file:out.ivf\".")
