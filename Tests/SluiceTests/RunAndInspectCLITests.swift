@@ -95,7 +95,7 @@ import TestSupport
             try "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=video \(port) RTP/AVP 96\r\na=rtpmap:96 VP8/90000\r\n"
                 .write(toFile: sdp, atomically: true, encoding: .utf8)
             let receiver = TestSupport.start(sluice, ["run", "rtpreceive sdp=\(sdp) timeout=3 ! file:\(dir.file("received.ivf"))"], timeout: 60)
-            Thread.sleep(forTimeInterval: 1)
+            Thread.sleep(forTimeInterval: 2)  // the receiver binds its port when it starts
             let sender = try TestSupport.run(sluice, ["run", "file:\(TestSupport.sampleIVF) frames=25 ! rtpsend to=127.0.0.1:\(port)"])
             #expect(sender.status == 0, "\(sender.stderr)")
             let received = try receiver.wait()
