@@ -160,13 +160,7 @@ public final class RTPReceivePipeline: @unchecked Sendable {
         guard RTPPayloadFormats.codecs.contains(stream.codec) else {
             throw TranscodeError.incompatible(RTPStreamError.noPayloadFormat(stream.codec).description)
         }
-        let receiving = try RTPReceiveStream(
-            RTPReceiveStream.Settings(codec: stream.codec, payloadType: stream.payloadType, ssrc: stream.ssrc, rtx: stream.rtx, local: stream.local,
-                                      multiplexed: stream.multiplexed, rtcpPort: stream.rtcpPort, srtp: stream.srtp,
-                                      frameRate: stream.frameRate, channels: stream.channels,
-                                      minimumDelay: options.minimumDelay, maximumDelay: options.maximumDelay,
-                                      nack: options.nack, limits: options.limits),
-            tracer: options.tracer)
+        let receiving = try RTPReceiveStream(stream.receiveSettings(options), tracer: options.tracer)
         statistics = { receiving.statistics }
         endReason = { receiving.endReason }
         localAddress = (receiving.transport as? UDPRTPTransport)?.sockets.rtp.localAddress ?? stream.local
@@ -240,5 +234,15 @@ public final class RTPReceivePipeline: @unchecked Sendable {
     public func run() throws -> GraphReport {
         try build()
         return try graph.run()
+    }
+}
+
+extension RTPStreamDescription {
+    /// The settings of an `RTPReceiveStream` receiving this stream with `options`' limits and delays.
+    func receiveSettings(_ options: ReceiveOptions) -> RTPReceiveStream.Settings {
+        RTPReceiveStream.Settings(codec: codec, payloadType: payloadType, ssrc: ssrc, rtx: rtx, local: local,
+                                  multiplexed: multiplexed, rtcpPort: rtcpPort, srtp: srtp, frameRate: frameRate, channels: channels,
+                                  minimumDelay: options.minimumDelay, maximumDelay: options.maximumDelay,
+                                  nack: options.nack, limits: options.limits)
     }
 }

@@ -6,6 +6,31 @@ import MediaTransport
 /// Session descriptions (SDP, RFC 8866) of the streams Sluice sends, for receivers to open, and the
 /// streams a description asks Sluice to receive.
 extension SessionDescription {
+    /// The session description in the file at `path`; the error says why it cannot be read or parsed.
+    public init(contentsOfFile path: String) throws {
+        // Read with open(2) and read(2), whose errno is this call's: FileManager's nil for a directory
+        // or a device leaves a stale one ("Inappropriate ioctl for device").
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { throw SessionDescriptionError.unreadable(String(cString: strerror(errno))) }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) != 0 || info.st_mode & S_IFMT != S_IFDIR else {
+            throw SessionDescriptionError.unreadable("is a directory, not a session description")
+        }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16_384)
+        while true {
+            // A session description is a few KiB; what goes on past 64 KiB (/dev/zero, a video) is not one.
+            guard bytes.count <= 1 << 16 else { throw SessionDescriptionError.unreadable("larger than 64 KiB, not a session description") }
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { throw SessionDescriptionError.unreadable(String(cString: strerror(errno))) }
+            if count == 0 { break }
+            bytes += chunk[0..<count]
+        }
+        self = try SessionDescription(parsing: String(decoding: bytes, as: UTF8.self))
+    }
+
     /// Describes the stream `sender` sends, as a receiver at its destination should open it: the
     /// destination in `c=` and `m=`, the payload format (`a=rtpmap`, `a=fmtp`), RTCP feedback it
     /// answers (RFC 4585 §4.2), RTCP multiplexing (RFC 5761 §5.1.1), RTX (RFC 4588 §8) with its SSRC
@@ -123,6 +148,8 @@ public enum SessionDescriptionError: Error, Equatable, CustomStringConvertible {
     case noPort(media: String)
     case noMedia(kind: String)
     case noUsableKey(suites: [String])
+    /// The file cannot be read as a session description (missing, a directory, too large).
+    case unreadable(String)
 
     public var description: String {
         switch self {
@@ -130,6 +157,7 @@ public enum SessionDescriptionError: Error, Equatable, CustomStringConvertible {
             return "the \(media) section offers payload types \(formats.joined(separator: " ")), none of them VP8, H264 or OPUS"
         case .noPort(let media): return "the \(media) section has no port to receive on"
         case .noMedia(let kind): return "the session description has no \(kind) section"
+        case .unreadable(let reason): return "cannot read: \(reason)"
         case .noUsableKey(let suites):
             let known = SRTPProfile.allCases.map(\.sdesName).joined(separator: ", ")
             return "an SRTP section without a key Sluice can use (a=crypto suites: \(suites.isEmpty ? "none" : suites.joined(separator: ", ")); known: \(known))"

@@ -7,9 +7,10 @@ public enum Container: String, Sendable, CaseIterable {
     /// their audio stream beside it when both files are containers.
     case mp4, webm, mkv
 
+    /// The kind a path's extension names; `.ogg` reads and writes as Ogg Opus, like `.opus`.
     public init(path: String) throws {
         let ext = path.split(separator: "/").last?.split(separator: ".").last.map { $0.lowercased() } ?? ""
-        guard path.contains("."), let container = Container(rawValue: ext) else {
+        guard path.contains("."), let container = Container(rawValue: ext == "ogg" ? "opus" : ext) else {
             throw TranscodeError.unknownContainer(path: path)
         }
         self = container
@@ -97,7 +98,7 @@ public enum TranscodeError: Error, CustomStringConvertible, Equatable {
     public var description: String {
         switch self {
         case .unknownContainer(let path):
-            let known = Container.allCases.map { "." + $0.rawValue }.joined(separator: ", ")
+            let known = Container.allCases.map { "." + $0.rawValue + ($0 == .opus ? " (.ogg)" : "") }.joined(separator: ", ")
             return "\(path): unknown file type (known: \(known); devices: v4l2:/dev/videoN, alsa:PCM)"
         case .incompatible(let text): return text
         }

@@ -89,31 +89,6 @@ func parseSize(_ text: String) throws -> [Int] {
     return [w, h]
 }
 
-/// The session description in the file at `path`; the error says why it cannot be read or parsed.
-func readSessionDescription(_ path: String) throws -> SessionDescription {
-    // Read with open(2) and read(2), whose errno is this call's: FileManager's nil for a directory
-    // or a device leaves a stale one ("Inappropriate ioctl for device").
-    let fd = open(path, O_RDONLY)
-    guard fd >= 0 else { throw ValidationError("cannot read: \(String(cString: strerror(errno)))") }
-    defer { close(fd) }
-    var info = stat()
-    guard fstat(fd, &info) != 0 || info.st_mode & S_IFMT != S_IFDIR else {
-        throw ValidationError("cannot read: is a directory, not a session description")
-    }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 16_384)
-    while true {
-        // A session description is a few KiB; what goes on past 64 KiB (/dev/zero, a video) is not one.
-        guard bytes.count <= 1 << 16 else { throw ValidationError("cannot read: larger than 64 KiB, not a session description") }
-        let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        if count < 0 && errno == EINTR { continue }
-        guard count >= 0 else { throw ValidationError("cannot read: \(String(cString: strerror(errno)))") }
-        if count == 0 { break }
-        bytes += chunk[0..<count]
-    }
-    return try SessionDescription(parsing: String(decoding: bytes, as: UTF8.self))
-}
-
 /// Writes `text` to the file at `path` atomically (a temporary file renamed over it, so a reader
 /// waiting for the file never sees half of it); the error says why it cannot, in one line.
 func writeText(_ text: String, to path: String) throws {

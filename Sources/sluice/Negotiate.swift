@@ -96,13 +96,7 @@ struct Answer: ParsableCommand {
     @OptionGroup var local: ConstraintArguments
 
     func run() throws {
-        let session: SessionDescription
-        do {
-            session = try readSessionDescription(offer)
-        } catch {
-            printError("sluice: \(offer): \(error)")
-            throw ExitCode.failure
-        }
+        let session = try failingInOneLine(offer) { try SessionDescription(contentsOfFile: offer) }
         var options = NegotiationOptions(origin: SDPOrigin(sessionID: UInt64.random(in: 1...UInt64(Int64.max)), sessionVersion: 1))
         options.preferring = local.prefer.map { CodecName(rawValue: $0) }
         let (answer, results) = makeAnswer(to: session, capabilities: local.capabilities, options: options)

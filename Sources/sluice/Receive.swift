@@ -64,7 +64,7 @@ struct Receive: ParsableCommand {
     func run() throws {
         let receiver: RTPReceivePipeline
         do {
-            let session = try readSessionDescription(sdp)
+            let session = try SessionDescription(contentsOfFile: sdp)
             let wantsVideo = try Container(path: output).isVideo
             guard let media = session.media.first(where: { $0.type == (wantsVideo ? "video" : "audio") }) else {
                 throw SessionDescriptionError.noMedia(kind: wantsVideo ? "video" : "audio")

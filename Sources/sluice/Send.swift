@@ -169,10 +169,8 @@ struct Send: ParsableCommand {
 /// one-line errors and exit codes.
 func runInterruptibly<Result>(_ graph: Graph, quiet: Bool, progress: @escaping @Sendable () -> String,
                               _ body: () throws -> Result) throws -> Result {
-    let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-    signal(SIGINT, SIG_IGN)
-    interrupt.setEventHandler { graph.cancel() }
-    interrupt.resume()
+    let interrupt = cancelOnInterrupt(graph)
+    defer { interrupt.cancel() }
     let ticker = quiet ? nil : DispatchSource.makeTimerSource(queue: .global())
     ticker?.schedule(deadline: .now() + 2, repeating: 2)
     ticker?.setEventHandler { printError(progress()) }

@@ -1,13 +1,15 @@
 import ArgumentParser
+import Dispatch
 import Glibc
+import Sluice
 
 /// The `sluice` command: file-to-file transcoding, sending and receiving RTP.
 @main
 struct SluiceCLI: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sluice",
-        abstract: "Sluice media engine: transcode media files, capture and play on devices, send and receive RTP streams, negotiate SDP.",
-        subcommands: [Transcode.self, Send.self, Receive.self, Serve.self, Offer.self, Answer.self, Devices.self])
+        abstract: "Sluice media engine: transcode, inspect and run pipelines of media files, capture and play on devices, send and receive RTP streams, negotiate SDP.",
+        subcommands: [Transcode.self, Run.self, Inspect.self, Send.self, Receive.self, Serve.self, Offer.self, Answer.self, Devices.self])
 
     /// Errors end in one line on stderr and a non-zero status; --help prints in full.
     static func main() {
@@ -26,6 +28,27 @@ struct SluiceCLI: ParsableCommand {
             printError("sluice: \(message) (see 'sluice --help')")
             Glibc.exit(code.rawValue)
         }
+    }
+}
+
+/// Ctrl-C cancels `graph` (its outputs stay valid) instead of ending the process; keep the source
+/// while the graph runs.
+func cancelOnInterrupt(_ graph: Graph) -> any DispatchSourceSignal {
+    let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+    signal(SIGINT, SIG_IGN)
+    interrupt.setEventHandler { graph.cancel() }
+    interrupt.resume()
+    return interrupt
+}
+
+/// `body`'s result; an error it throws ends the command with one line on stderr, after `subject`
+/// (a file name) when given, and a failure status.
+func failingInOneLine<T>(_ subject: String? = nil, _ body: () throws -> T) throws -> T {
+    do {
+        return try body()
+    } catch {
+        printError("sluice: " + (subject.map { "\($0): " } ?? "") + "\(error)")
+        throw ExitCode.failure
     }
 }
 

@@ -13,7 +13,7 @@ struct Transcode: ParsableCommand {
               .ivf   VP8 (or H.264) video in IVF
               .h264  H.264 video as a raw Annex-B byte stream
               .wav   PCM audio (16-bit or float)
-              .opus  Opus audio in Ogg
+              .opus  Opus audio in Ogg (.ogg too)
               .mp4   H.264 video (+ Opus audio) in MP4; input: MP4/MOV with H.264 or VP8, Opus or AAC
               .webm  VP8 video (+ Opus audio) in WebM
               .mkv   VP8 or H.264 video (+ Opus audio) in Matroska
@@ -44,7 +44,7 @@ struct Transcode: ParsableCommand {
               sluice transcode speech.opus alsa:default
             """)
 
-    @Argument(help: "The file to read (.y4m, .ivf, .h264, .wav, .opus, .mp4, .webm, .mkv), or a device: v4l2:/dev/videoN, alsa:PCM.")
+    @Argument(help: "The file to read (.y4m, .ivf, .h264, .wav, .opus/.ogg, .mp4, .webm, .mkv), or a device: v4l2:/dev/videoN, alsa:PCM.")
     var input: String
 
     @Argument(help: "The file to write (.y4m, .ivf, .h264, .wav, .opus, .mp4, .webm, .mkv), or alsa:PCM to play audio.")
@@ -65,18 +65,10 @@ struct Transcode: ParsableCommand {
         var options = encoding.options
         if realtime { options.pacing = .realTime }
         if noAudio { options.includeAudio = false }
-        let transcoder: Transcoder
-        do {
-            transcoder = try Transcoder(input: input, output: output, options: options)
-        } catch {
-            printError("sluice: \(error)")
-            throw ExitCode.failure
-        }
+        let transcoder = try failingInOneLine { try Transcoder(input: input, output: output, options: options) }
 
-        let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-        signal(SIGINT, SIG_IGN)
-        interrupt.setEventHandler { transcoder.graph.cancel() }
-        interrupt.resume()
+        let interrupt = cancelOnInterrupt(transcoder.graph)
+        defer { interrupt.cancel() }
         let progress = quiet ? nil : ProgressDisplay(transcoder: transcoder)
         progress?.start()
 
