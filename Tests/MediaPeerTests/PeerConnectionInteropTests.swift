@@ -359,6 +359,7 @@ let reliabilityModes: [(label: String, reliability: DataChannelReliability)] = [
 extension InteropTests {
     /// The peer opens one channel per reliability mode and greets on each with a text and a 1 KiB
     /// binary message; Sluice's answer takes all four with the options the peer gave them, and echoes.
+    /// The peer then closes "unordered" once its binary came back: Sluice's channel closes too.
     func peerOpensAChannelPerReliabilityMode(script: String) throws {
         let peer = try PeerProcess(script: script,
                                    arguments: ["offer", "--dc-modes", "--timeout", "30", "--duration", "3", "--linger", "1"])
@@ -377,8 +378,10 @@ extension InteropTests {
         peer.writeSDP(try connection.createAnswer())
         #expect(eventually(seconds: 20) { echoes.withLock { $0.values.reduce(0, +) } >= 2 * reliabilityModes.count },
                 "echoed \(echoes.withLock { $0 })")
-        let result = peer.result(seconds: 40)
         let channels = Dictionary(uniqueKeysWithValues: connection.dataChannels.map { ($0.label, $0) })
+        #expect(eventually(seconds: 10) { channels["unordered"]?.readyState == .closed }, "closed by the peer")
+        #expect(channels["reliable"]?.readyState == .open)
+        let result = peer.result(seconds: 40)
         let seen = result?["datachannels"] as? [String: [String: Any]] ?? [:]
         print("interop \(script) reliability modes opened by the peer: Sluice echoed \(echoes.withLock { $0 }); the peer got back \(seen.mapValues { "\($0["texts"] ?? 0) texts, \($0["binaries"] ?? 0) binaries" })")
         #expect(Self.reachedConnected(result), "\(Self.describe(result))")
@@ -391,6 +394,7 @@ extension InteropTests {
 
     /// Sluice opens one channel per reliability mode and greets on each; the peer sees each with the
     /// options Sluice gave it and echoes, and Sluice gets its text and binary back on every channel.
+    /// Sluice then closes "rexmit0": the peer sees it closed.
     func sluiceOpensAChannelPerReliabilityMode(script: String, arguments extra: [String] = []) throws {
         let peer = try PeerProcess(script: script,
                                    arguments: ["answer", "--dc-echo", "--timeout", "30", "--duration", "3", "--linger", "1"] + extra)
@@ -414,6 +418,8 @@ extension InteropTests {
             try channel.send(binary)
         }
         #expect(eventually(seconds: 15) { records.values.allSatisfy { $0.messages.count >= 2 } })
+        channels["rexmit0"]?.close()
+        #expect(eventually(seconds: 10) { records["rexmit0"]?.saw(.closed) == true })
         let result = peer.result(seconds: 40)
         let seen = result?["datachannels"] as? [String: [String: Any]] ?? [:]
         print("interop \(script) reliability modes opened by Sluice: echoed \(records.mapValues { $0.messages.count }); the peer saw \(seen.mapValues { "ordered \($0["ordered"] ?? "?"), maxRetransmits \($0["max_retransmits"] ?? "?"), maxPacketLifeTime \($0["max_packet_lifetime"] ?? "?")" })")
@@ -423,6 +429,7 @@ extension InteropTests {
             #expect(messages.contains(.text("hello \(label)")) && messages.contains(.binary(binary)), "\(label): \(messages.count) echoed")
             let theirs = seen[label] ?? [:]
             #expect(theirs["ordered"] as? Bool == reliability.ordered, "\(label): \(theirs)")
+            #expect(theirs["closed"] as? Bool == (label == "rexmit0"), "\(label) closed only when Sluice closed it: \(theirs)")
             let retransmits = theirs["max_retransmits"] as? Int, lifetime = theirs["max_packet_lifetime"] as? Int
             switch reliability.limit {
             case .reliable: #expect(retransmits == nil && lifetime == nil, "\(label): \(theirs)")

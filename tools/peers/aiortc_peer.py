@@ -114,6 +114,8 @@ DC_MODES = {
     "rexmit0": {"ordered": False, "maxRetransmits": 0},
     "lifetime500": {"maxPacketLifeTime": 500},
 }
+# The --dc-modes channel the peer closes once its binary greeting has come back.
+DC_CLOSED_BY_PEER = "unordered"
 
 
 # --- sources -------------------------------------------------------------------------------
@@ -430,6 +432,7 @@ class Peer:
         self.receivers = []
         self.video_track = self.audio_track = None
         self.channel = None
+        self.closing = False
         self.channels = {}  # label -> what that channel was and what came in on it
         self.messages_received = 0
         self.bytes_received = 0
@@ -484,10 +487,12 @@ class Peer:
             seen["bytes"] += size
             if self.args.dc_echo:
                 channel.send(message)
+            elif greet and channel.label == DC_CLOSED_BY_PEER and not isinstance(message, str):
+                channel.close()  # --dc-modes: this side closes one channel once its greeting came back
 
         @channel.on("close")
         def on_close():
-            seen["closed"] = True
+            seen["closed"] = seen["closed"] or not self.closing  # closed during the call, not by its end
 
         if greet:
             @channel.on("open")
@@ -673,6 +678,7 @@ class Peer:
             log.info("DELETE %s -> %s", self.location, status)
         for r in self.receivers:
             r.task.cancel()
+        self.closing = True
         await self.pc.close()
         for writer in (self.video_writer, self.audio_writer):
             if writer:

@@ -103,6 +103,8 @@ function attachChannel(channel, greet) {
     seen[typeof event.data === "string" ? "texts" : "binaries"] += 1;
     seen.bytes += size;
     if (state.echo) channel.send(event.data);
+    // --dc-modes: this side closes one channel once its binary greeting has come back.
+    else if (greet && channel.label === "unordered" && typeof event.data !== "string") channel.close();
   };
   if (greet) {
     channel.onopen = () => {
