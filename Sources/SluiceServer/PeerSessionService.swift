@@ -29,6 +29,9 @@ public final class PeerSessionService: WebRTCSessionHandler, @unchecked Sendable
         public var gatheringTimeout: Duration
         /// Called with the session's NAME and each text message its data channels receive (`--chat`).
         public var onText: (@Sendable (_ name: String, _ text: String) -> Void)?
+        /// WHIP recordings decoded, as `.y4m` pictures and `.wav` samples, instead of the codec's own
+        /// frames (`.ivf`, `.h264`, `.opus`).
+        public var recordsDecoded = false
 
         public init(sources: [String: [SharedEncoding]] = [:], recordDirectory: String? = nil,
                     peer: PeerConnection.Configuration = PeerConnection.Configuration(), gatheringTimeout: Duration = .seconds(3),
@@ -96,8 +99,19 @@ public final class PeerSessionService: WebRTCSessionHandler, @unchecked Sendable
             let answer = try await answer(offer, on: connection)
             let base = nextRecording(name: name, in: directory)
             for track in connection.remoteTracks {
-                let path = base + "." + Self.fileExtension(track.codec.capability.codec)
-                try track.start(.encoded { graph, frames in try Self.addRecorder(path: path, codec: track.codec.capability.codec, graph, frames) })
+                let codec = track.codec.capability.codec
+                let path: String
+                switch (configuration.recordsDecoded, track.kind) {
+                case (true, .video):
+                    path = base + ".y4m"
+                    try track.start(.video { graph, pictures in graph.add(Y4MFileSink(path: path), input: pictures) })
+                case (true, .audio):
+                    path = base + ".wav"
+                    try track.start(.audio { graph, samples in graph.add(WAVFileSink(path: path), input: samples) })
+                case (false, _):
+                    path = base + "." + Self.fileExtension(codec)
+                    try track.start(.encoded { graph, frames in try Self.addRecorder(path: path, codec: codec, graph, frames) })
+                }
                 recorded.withLock { $0.append(path) }
             }
             return PeerSession(connection: connection, answer: answer, echoing: name, onText: configuration.onText)

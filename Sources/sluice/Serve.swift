@@ -13,7 +13,7 @@ struct Serve: ParsableCommand {
             viewer's keyframe request (PLI) makes the shared encoder send one. WHIP
             (POST /whip/NAME) records what the publisher sends into --record-dir as
             NAME-<n>.ivf (VP8), .h264 (H.264) or .opus (Opus), one file per track,
-            valid however the session ends. DELETE on the Location of a 201 ends a
+            valid however the session ends (--record-decoded: .y4m and .wav). DELETE on the Location of a 201 ends a
             session. Data channels a client opens are echoed; --chat also prints
             each text message as "message NAME: TEXT". Sources loop: .y4m, .ivf, .h264 (video), .wav, .opus (audio),
             or devices (v4l2:/dev/videoN, alsa:PCM); give the same NAME twice for
@@ -33,6 +33,9 @@ struct Serve: ParsableCommand {
 
     @Option(name: .customLong("record-dir"), help: "Record WHIP publishers into this directory (made if missing).")
     var recordDirectory: String?
+
+    @Flag(name: .customLong("record-decoded"), help: "Record WHIP publishers decoded, as NAME-<n>.y4m and .wav, instead of their codec's frames.")
+    var recordDecoded = false
 
     @Option(help: "TCP port of the HTTP server.")
     var port = 8080
@@ -103,13 +106,15 @@ struct Serve: ParsableCommand {
             print("message \(name): \(text)")
             fflush(nil)
         }
-        let service = PeerSessionService(
-            configuration: .init(sources: encodings, recordDirectory: recordDirectory, peer: peer, onText: chat ? printText : nil),
-            registry: registry, capabilities: registry.capabilities)
+        var configuration = PeerSessionService.Configuration(sources: encodings, recordDirectory: recordDirectory, peer: peer,
+                                                             onText: chat ? printText : nil)
+        configuration.recordsDecoded = recordDecoded
+        let service = PeerSessionService(configuration: configuration, registry: registry, capabilities: registry.capabilities)
         let links = iceServers.map { ICEServerLink(url: $0, username: iceUsername, credential: iceCredential) }
         let server = WebRTCHTTPServer(handler: service, configuration: .init(host: host, port: port, iceServers: links))
         let names = encodings.keys.sorted()
         let host = self.host, recordDirectory = self.recordDirectory
+        let recordedAs = recordDecoded ? ".y4m|.wav" : ".ivf|.h264|.opus"
         let done = DispatchSemaphore(value: 0)
         let failure = LockedBox<(any Error)?>(nil)
         Task.detached {
@@ -117,7 +122,7 @@ struct Serve: ParsableCommand {
                 try await server.run { port in
                     print("serving on http://\(host):\(port)")
                     for name in names { print("  WHEP http://\(host):\(port)/whep/\(name)") }
-                    if let recordDirectory { print("  WHIP http://\(host):\(port)/whip/NAME -> \(recordDirectory)/NAME-<n>.ivf|.h264|.opus") }
+                    if let recordDirectory { print("  WHIP http://\(host):\(port)/whip/NAME -> \(recordDirectory)/NAME-<n>\(recordedAs)") }
                     fflush(nil)
                 }
             } catch {

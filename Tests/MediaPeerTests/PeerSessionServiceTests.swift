@@ -71,3 +71,39 @@ struct PeerSessionServiceTests {
                 == "a=ice-ufrag:old\r\na=ice-pwd:oldpassword\r\nm=video 9 UDP/TLS/RTP/SAVPF 96\r\na=mid:0\r\na=candidate:1 1 udp 1 127.0.0.1 9 typ host\r\na=end-of-candidates\r\n")
     }
 }
+
+extension PeerSessionServiceTests {
+    /// A WHIP publisher (Sluice's own peer connection sending a clip and a tone) recorded decoded:
+    /// `NAME-1.y4m` with the pictures and `NAME-1.wav` with the samples.
+    @Test(.timeLimit(.minutes(1)))
+    func aPublisherIsRecordedDecodedWhenAsked() async throws {
+        try await TestSupport.withTemporaryDirectory { folder in
+            let (video, audio) = try PeerConnectionTests.media(in: folder)
+            let recordings = folder.appendingPathComponent("recordings").path
+            try FileManager.default.createDirectory(atPath: recordings, withIntermediateDirectories: true)
+            let registry = CodecRegistry.builtIn
+            let loopback = PeerConnection.Configuration(localAddresses: ["127.0.0.1:0"], includeLoopback: true)
+            var configuration = PeerSessionService.Configuration(recordDirectory: recordings, peer: loopback)
+            configuration.recordsDecoded = true
+            let service = PeerSessionService(configuration: configuration, registry: registry, capabilities: registry.capabilities)
+            var publishing = loopback
+            publishing.receive = []
+            let publisher = try PeerConnectionFactory().makePeerConnection(publishing)
+            try publisher.addTrack(try LocalTrack.y4mFile(video))
+            try publisher.addTrack(try LocalTrack.wavFile(audio))
+            let session = try await service.startIngest(name: "studio", offer: try publisher.createOffer())
+            try publisher.setRemoteDescription(session.answer, type: .answer)
+            #expect(eventually(seconds: 15) { publisher.stats().outbound.allSatisfy { $0.packetsSent > 0 } && publisher.stats().outbound.count == 2 })
+            try await Task.sleep(for: .seconds(2))
+            await session.close()
+            publisher.close()
+            let files = service.recordedFiles.map { URL(fileURLWithPath: $0).lastPathComponent }.sorted()
+            #expect(files == ["studio-1.wav", "studio-1.y4m"])
+            let pictures = try TestSupport.ffprobe(recordings + "/studio-1.y4m", entries: "stream=width,height,nb_read_frames", extra: ["-count_frames"])
+            let samples = try TestSupport.ffprobe(recordings + "/studio-1.wav", entries: "stream=codec_name,sample_rate,duration")
+            print("WHIP recorded decoded: \(pictures); \(samples)")
+            #expect(pictures["width"] == "320" && pictures["height"] == "240" && Int(pictures["nb_read_frames"] ?? "") ?? 0 >= 25)
+            #expect(samples["codec_name"] == "pcm_s16le" && samples["sample_rate"] == "48000" && Double(samples["duration"] ?? "") ?? 0 >= 1)
+        }
+    }
+}
