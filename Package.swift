@@ -176,7 +176,7 @@ let package = Package(
                            .product(name: "DequeModule", package: "swift-collections")]),
         // `sluice serve`'s HTTP layer: WHEP (draft-ietf-wish-whep) and WHIP (RFC 9725) endpoints on Hummingbird 2, with
         // the sessions answered by a handler protocol that the peer connection implements.
-        .target(name: "SluiceServer", dependencies: ["MediaPeer", "MediaNodes", "MediaCodecs", "MediaNegotiation",
+        .target(name: "SluiceServer", dependencies: ["MediaPeer", "MediaNodes", "MediaCodecs", "MediaNegotiation", "MediaContainers",
                            .product(name: "Hummingbird", package: "hummingbird"),
                            .product(name: "HTTPTypes", package: "swift-http-types"),
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),

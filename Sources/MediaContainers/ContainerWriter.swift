@@ -32,6 +32,15 @@ public enum ContainerFormat: String, Sendable, CaseIterable {
         }
     }
 
+    /// The usual extension of a file in this format.
+    public var fileExtension: String {
+        switch self {
+        case .mp4: "mp4"
+        case .webm: "webm"
+        case .matroska: "mkv"
+        }
+    }
+
     /// libavformat's muxer name.
     var muxerName: String { self == .mp4 ? "mp4" : rawValue }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import MediaCodecs
+import MediaContainers
 import MediaCore
 import MediaNegotiation
 import MediaNodes
@@ -29,9 +30,8 @@ public final class PeerSessionService: WebRTCSessionHandler, @unchecked Sendable
         public var gatheringTimeout: Duration
         /// Called with the session's NAME and each text message its data channels receive (`--chat`).
         public var onText: (@Sendable (_ name: String, _ text: String) -> Void)?
-        /// WHIP recordings decoded, as `.y4m` pictures and `.wav` samples, instead of the codec's own
-        /// frames (`.ivf`, `.h264`, `.opus`).
-        public var recordsDecoded = false
+        /// How WHIP sessions are recorded.
+        public var recordFormat = RecordFormat.frames
 
         public init(sources: [String: [SharedEncoding]] = [:], recordDirectory: String? = nil,
                     peer: PeerConnection.Configuration = PeerConnection.Configuration(), gatheringTimeout: Duration = .seconds(3),
@@ -98,22 +98,8 @@ public final class PeerSessionService: WebRTCSessionHandler, @unchecked Sendable
         do {
             let answer = try await answer(offer, on: connection)
             let base = nextRecording(name: name, in: directory)
-            for track in connection.remoteTracks {
-                let codec = track.codec.capability.codec
-                let path: String
-                switch (configuration.recordsDecoded, track.kind) {
-                case (true, .video):
-                    path = base + ".y4m"
-                    try track.start(.video { graph, pictures in graph.add(Y4MFileSink(path: path), input: pictures) })
-                case (true, .audio):
-                    path = base + ".wav"
-                    try track.start(.audio { graph, samples in graph.add(WAVFileSink(path: path), input: samples) })
-                case (false, _):
-                    path = base + "." + Self.fileExtension(codec)
-                    try track.start(.encoded { graph, frames in try Self.addRecorder(path: path, codec: codec, graph, frames) })
-                }
-                recorded.withLock { $0.append(path) }
-            }
+            try record(connection.remoteTracks, at: base)
+
             return PeerSession(connection: connection, answer: answer, echoing: name, onText: configuration.onText)
         } catch {
             connection.close()
@@ -149,6 +135,39 @@ public final class PeerSessionService: WebRTCSessionHandler, @unchecked Sendable
             while taken.contains("\(name)-\(n)") { n += 1 }
             counters[name] = n
             return URL(fileURLWithPath: directory).appendingPathComponent("\(name)-\(n)").path
+        }
+    }
+
+    /// Starts every remote track of a WHIP session into its recording at `base` (without extension).
+    private func record(_ tracks: [RemoteTrack], at base: String) throws {
+        if case .container(let format) = configuration.recordFormat {
+            // One file for the call: each track's graph writes its own track of one writer, which
+            // interleaves them by time.
+            let path = base + "." + format.fileExtension
+            let writer = try ContainerWriter(path: path, format: format, trackCount: tracks.count)
+            for track in tracks {
+                let kind: ContainerStream.Kind = track.kind == .audio ? .audio : .video
+                // libopus's usual encoder delay as the pre-skip: RTP does not carry it (RFC 7587).
+                try track.start(.encoded { graph, frames in graph.add(ContainerFileSink(writer: writer, kind: kind, preSkip: { 312 }), input: frames) })
+            }
+            if !tracks.isEmpty { recorded.withLock { $0.append(path) } }
+            return
+        }
+        for track in tracks {
+            let codec = track.codec.capability.codec
+            let path: String
+            switch (configuration.recordFormat, track.kind) {
+            case (.decoded, .video):
+                path = base + ".y4m"
+                try track.start(.video { graph, pictures in graph.add(Y4MFileSink(path: path), input: pictures) })
+            case (.decoded, .audio):
+                path = base + ".wav"
+                try track.start(.audio { graph, samples in graph.add(WAVFileSink(path: path), input: samples) })
+            default:
+                path = base + "." + Self.fileExtension(codec)
+                try track.start(.encoded { graph, frames in try Self.addRecorder(path: path, codec: codec, graph, frames) })
+            }
+            recorded.withLock { $0.append(path) }
         }
     }
 
@@ -210,5 +229,27 @@ final class PeerSession: WebRTCSession {
 
     func close() async {
         connection.close()
+    }
+}
+
+/// How `sluice serve` records a WHIP session.
+public enum RecordFormat: Sendable, Hashable {
+    /// Each track in its codec's own file: `.ivf` (VP8), `.h264`, `.opus`.
+    case frames
+    /// Each track decoded: `.y4m` pictures, `.wav` samples.
+    case decoded
+    /// Audio and video of the call in one container file (`.webm` takes VP8, `.mp4` H.264, `.mkv` either).
+    case container(ContainerFormat)
+
+    /// `frames`, `decoded`, `webm`, `mkv` or `mp4`, as `--record-format` takes them.
+    public init?(name: String) {
+        switch name.lowercased() {
+        case "frames": self = .frames
+        case "decoded": self = .decoded
+        case "webm": self = .container(.webm)
+        case "mkv", "matroska": self = .container(.matroska)
+        case "mp4": self = .container(.mp4)
+        default: return nil
+        }
     }
 }

@@ -13,7 +13,8 @@ struct Serve: ParsableCommand {
             viewer's keyframe request (PLI) makes the shared encoder send one. WHIP
             (POST /whip/NAME) records what the publisher sends into --record-dir as
             NAME-<n>.ivf (VP8), .h264 (H.264) or .opus (Opus), one file per track,
-            valid however the session ends (--record-decoded: .y4m and .wav). DELETE on the Location of a 201 ends a
+            valid however the session ends (--record-format: decoded .y4m and .wav, or
+            the call in one .webm, .mp4 or .mkv). DELETE on the Location of a 201 ends a
             session. Data channels a client opens are echoed; --chat also prints
             each text message as "message NAME: TEXT". Sources loop: .y4m, .ivf, .h264 (video), .wav, .opus (audio),
             or devices (v4l2:/dev/videoN, alsa:PCM); give the same NAME twice for
@@ -34,8 +35,9 @@ struct Serve: ParsableCommand {
     @Option(name: .customLong("record-dir"), help: "Record WHIP publishers into this directory (made if missing).")
     var recordDirectory: String?
 
-    @Flag(name: .customLong("record-decoded"), help: "Record WHIP publishers decoded, as NAME-<n>.y4m and .wav, instead of their codec's frames.")
-    var recordDecoded = false
+    @Option(name: .customLong("record-format"),
+            help: "How WHIP publishers are recorded: frames (NAME-<n>.ivf|.h264|.opus, the default), decoded (.y4m, .wav), or one file with audio and video: webm (VP8), mp4 (H.264), mkv (either).")
+    var recordFormat = "frames"
 
     @Option(help: "TCP port of the HTTP server.")
     var port = 8080
@@ -73,12 +75,16 @@ struct Serve: ParsableCommand {
             throw ValidationError("nothing to serve: give --source NAME=INPUT and/or --record-dir DIR")
         }
         guard ["vp8", "h264"].contains(codec.lowercased()) else { throw ValidationError("bad codec '\(codec)': use vp8 or h264") }
+        guard RecordFormat(name: recordFormat) != nil else {
+            throw ValidationError("bad --record-format '\(recordFormat)': use frames, decoded, webm, mp4 or mkv")
+        }
         if relayOnly && !iceServers.contains(where: { $0.lowercased().hasPrefix("turn:") }) {
             throw ValidationError("--relay-only needs a --ice-server turn:HOST[:PORT]")
         }
     }
 
     func run() throws {
+        let format = RecordFormat(name: recordFormat)!
         var peer = PeerConnection.Configuration(
             iceServers: iceServers.map { ICEServer(url: $0, username: iceUsername, credential: iceCredential) },
             iceTransportPolicy: relayOnly ? .relay : .all,
@@ -108,13 +114,17 @@ struct Serve: ParsableCommand {
         }
         var configuration = PeerSessionService.Configuration(sources: encodings, recordDirectory: recordDirectory, peer: peer,
                                                              onText: chat ? printText : nil)
-        configuration.recordsDecoded = recordDecoded
+        configuration.recordFormat = format
         let service = PeerSessionService(configuration: configuration, registry: registry, capabilities: registry.capabilities)
         let links = iceServers.map { ICEServerLink(url: $0, username: iceUsername, credential: iceCredential) }
         let server = WebRTCHTTPServer(handler: service, configuration: .init(host: host, port: port, iceServers: links))
         let names = encodings.keys.sorted()
         let host = self.host, recordDirectory = self.recordDirectory
-        let recordedAs = recordDecoded ? ".y4m|.wav" : ".ivf|.h264|.opus"
+        let recordedAs = switch format {
+        case .frames: ".ivf|.h264|.opus"
+        case .decoded: ".y4m|.wav"
+        case .container(let container): "." + container.fileExtension
+        }
         let done = DispatchSemaphore(value: 0)
         let failure = LockedBox<(any Error)?>(nil)
         Task.detached {

@@ -73,10 +73,10 @@ struct PeerSessionServiceTests {
 }
 
 extension PeerSessionServiceTests {
-    /// A WHIP publisher (Sluice's own peer connection sending a clip and a tone) recorded decoded:
-    /// `NAME-1.y4m` with the pictures and `NAME-1.wav` with the samples.
-    @Test(.timeLimit(.minutes(1)))
-    func aPublisherIsRecordedDecodedWhenAsked() async throws {
+    /// A WHIP publisher (Sluice's own peer connection sending a clip and a tone) recorded as asked:
+    /// decoded (`NAME-1.y4m` and `NAME-1.wav`), or the call in one WebM or Matroska file.
+    @Test(.timeLimit(.minutes(2)), arguments: [RecordFormat.decoded, .container(.webm), .container(.matroska)])
+    func aPublisherIsRecordedAsAsked(format: RecordFormat) async throws {
         try await TestSupport.withTemporaryDirectory { folder in
             let (video, audio) = try PeerConnectionTests.media(in: folder)
             let recordings = folder.appendingPathComponent("recordings").path
@@ -84,26 +84,41 @@ extension PeerSessionServiceTests {
             let registry = CodecRegistry.builtIn
             let loopback = PeerConnection.Configuration(localAddresses: ["127.0.0.1:0"], includeLoopback: true)
             var configuration = PeerSessionService.Configuration(recordDirectory: recordings, peer: loopback)
-            configuration.recordsDecoded = true
+            configuration.recordFormat = format
             let service = PeerSessionService(configuration: configuration, registry: registry, capabilities: registry.capabilities)
             var publishing = loopback
             publishing.receive = []
-            let publisher = try PeerConnectionFactory().makePeerConnection(publishing)
+            let publisher = try PeerConnectionFactory(preferredCodecs: [.vp8]).makePeerConnection(publishing)
             try publisher.addTrack(try LocalTrack.y4mFile(video))
             try publisher.addTrack(try LocalTrack.wavFile(audio))
             let session = try await service.startIngest(name: "studio", offer: try publisher.createOffer())
             try publisher.setRemoteDescription(session.answer, type: .answer)
-            #expect(eventually(seconds: 15) { publisher.stats().outbound.allSatisfy { $0.packetsSent > 0 } && publisher.stats().outbound.count == 2 })
-            try await Task.sleep(for: .seconds(2))
+            #expect(eventually(seconds: 15) { publisher.stats().outbound.count == 2 && publisher.stats().outbound.allSatisfy { $0.packetsSent > 0 } })
+            try await Task.sleep(for: .seconds(3))
             await session.close()
             publisher.close()
             let files = service.recordedFiles.map { URL(fileURLWithPath: $0).lastPathComponent }.sorted()
-            #expect(files == ["studio-1.wav", "studio-1.y4m"])
-            let pictures = try TestSupport.ffprobe(recordings + "/studio-1.y4m", entries: "stream=width,height,nb_read_frames", extra: ["-count_frames"])
-            let samples = try TestSupport.ffprobe(recordings + "/studio-1.wav", entries: "stream=codec_name,sample_rate,duration")
-            print("WHIP recorded decoded: \(pictures); \(samples)")
-            #expect(pictures["width"] == "320" && pictures["height"] == "240" && Int(pictures["nb_read_frames"] ?? "") ?? 0 >= 25)
-            #expect(samples["codec_name"] == "pcm_s16le" && samples["sample_rate"] == "48000" && Double(samples["duration"] ?? "") ?? 0 >= 1)
+            switch format {
+            case .decoded:
+                #expect(files == ["studio-1.wav", "studio-1.y4m"])
+                let pictures = try TestSupport.ffprobe(recordings + "/studio-1.y4m", entries: "stream=width,height,nb_read_frames", extra: ["-count_frames"])
+                let samples = try TestSupport.ffprobe(recordings + "/studio-1.wav", entries: "stream=codec_name,sample_rate,duration")
+                print("WHIP recorded decoded: \(pictures); \(samples)")
+                #expect(pictures["width"] == "320" && pictures["height"] == "240" && Int(pictures["nb_read_frames"] ?? "") ?? 0 >= 50)
+                #expect(samples["codec_name"] == "pcm_s16le" && samples["sample_rate"] == "48000" && Double(samples["duration"] ?? "") ?? 0 >= 2)
+            case .container(let container):
+                #expect(files == ["studio-1.\(container.fileExtension)"])
+                let path = recordings + "/" + (files.first ?? "")
+                let video = try TestSupport.ffprobe(path, entries: "stream=codec_name,width,height,nb_read_frames,start_time",
+                                                    extra: ["-select_streams", "v", "-count_frames"])
+                let audio = try TestSupport.ffprobe(path, entries: "stream=codec_name,nb_read_frames,start_time",
+                                                    extra: ["-select_streams", "a", "-count_frames"])
+                print("WHIP recorded into \(container): video \(video); audio \(audio)")
+                #expect(video["codec_name"] == "vp8" && video["width"] == "320" && Int(video["nb_read_frames"] ?? "") ?? 0 >= 50)
+                #expect(audio["codec_name"] == "opus" && Int(audio["nb_read_frames"] ?? "") ?? 0 >= 100)
+            case .frames:
+                break
+            }
         }
     }
 }
