@@ -7,7 +7,7 @@ struct SluiceCLI: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sluice",
         abstract: "Sluice media engine: transcode media files, capture and play on devices, send and receive RTP streams, negotiate SDP.",
-        subcommands: [Transcode.self, Send.self, Receive.self, Serve.self, Offer.self, Answer.self, Devices.self])
+        subcommands: [Transcode.self, Send.self, Receive.self, Serve.self, Offer.self, Answer.self, Devices.self, Codecs.self])
 
     /// Errors end in one line on stderr and a non-zero status; --help prints in full.
     static func main() {
