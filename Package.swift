@@ -197,10 +197,10 @@ let package = Package(
             name: "sluice",
             dependencies: ["Sluice", "SluiceServer", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         // Loops measured by Benchmarks/ and pipebench: the sample clip, graph harness, bare C-library loops
-        // (libvpx, libx264, OpenH264, libopus, libsrtp2) and the RTP/SRTP paths compared with them.
+        // (libvpx, libx264, OpenH264, libavcodec, libopus, libsrtp2) and the RTP/SRTP paths compared with them.
         .target(
             name: "BenchLoops",
-            dependencies: ["Sluice", "CVPX", "CSluiceShims", "CX264", "COpenH264", "COpus", "CSRTP", "CSSL"]),
+            dependencies: ["Sluice", "CVPX", "CSluiceShims", "CX264", "COpenH264", "COpus", "CSRTP", "CSSL", "CFFmpeg"]),
         // pipebench's scenarios, runners and output (table, JSON, SVG chart, comparison).
         .target(name: "PipeBench", dependencies: ["BenchLoops", "Sluice"]),
         .executableTarget(

@@ -23,6 +23,8 @@ public final class FFmpegVideoDecoder: VideoDecoder {
     public let format: VideoFormat
     /// Storage of the pictures this decoder emits.
     public let outputPool: BufferPool
+    /// Pictures copied out of libavcodec's own storage so far (the rest were decoded in place).
+    public private(set) var picturesCopied = 0
 
     private var context: UnsafeMutablePointer<AVCodecContext>?
     private var packet: UnsafeMutablePointer<AVPacket>?
@@ -150,6 +152,7 @@ public final class FFmpegVideoDecoder: VideoDecoder {
         let picture = VideoFrame(pixelFormat: .i420, width: width, height: height, pts: entry.pts,
                                  duration: entry.duration, pool: outputPool)
         try PictureCopy.copy(decoded.pointee, into: picture, decoder: codecName)
+        picturesCopied += 1
         return picture
     }
 
