@@ -90,11 +90,15 @@ public final class FFmpegVideoDecoder: VideoDecoder {
         packet.pointee.pts = sequence
         packet.pointee.dts = sequence
         if encoded.isKeyframe { packet.pointee.flags |= AV_PKT_FLAG_KEY }
-        sluice_ffmpeg_log_begin()
-        let status = avcodec_send_packet(context, packet)
-        let logged = sluice_ffmpeg_log_end().map { String(cString: $0) }
-        // A picture finished before the damage is still good: hand it out before reporting.
-        try receive(emit: emit)
+        var status: Int32, logged: String?
+        repeat {
+            sluice_ffmpeg_log_begin()
+            status = avcodec_send_packet(context, packet)
+            logged = sluice_ffmpeg_log_end().map { String(cString: $0) }
+            // A picture finished before the damage is still good: hand it out before reporting.
+            // EAGAIN: the pictures waiting must come out before the packet goes in.
+            try receive(emit: emit)
+        } while status == FFmpegDecoders.again
         try check(status, "decode", logged: logged)
     }
 
