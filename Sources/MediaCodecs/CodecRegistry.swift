@@ -75,7 +75,7 @@ public struct CodecRegistry: Sendable {
 
 /// One provider of a registry, as `CodecRegistry.providers` lists it.
 public struct CodecProviderEntry: Sendable, Hashable {
-    public enum Kind: String, Sendable { case encoder, decoder }
+    public enum Kind: String, Sendable, CaseIterable { case encoder, decoder }
     public enum Media: String, Sendable { case video, audio }
     public var name: String
     public var codec: CodecName

@@ -15,7 +15,7 @@ struct Codecs: ParsableCommand {
             libavcodec has them.
             """)
 
-    @Option(help: "List only encoders or only decoders.")
+    @Option(help: "List only encoders or only decoders: encoder, decoder.")
     var kind: CodecProviderEntry.Kind?
 
     func run() throws {
