@@ -106,6 +106,22 @@ import TestSupport
         }
     }
 
+    /// A raw .h264 file with B-frames (libx264, High, 3 B-frames): libavcodec's decoder, the default,
+    /// gives exactly what `ffmpeg -i x.h264 -f rawvideo` gives.
+    @Test func h264WithBFramesDecodesLikeFFmpeg() throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            let input = dir.file("b.h264"), output = dir.file("b.y4m")
+            try TestSupport.ffmpeg(["-i", TestSupport.sampleIVF, "-frames:v", "60", "-c:v", "libx264", "-profile:v", "high",
+                                    "-bf", "3", "-f", "h264", input])
+            let result = try TestSupport.run(sluice, ["transcode", input, output, "--quiet", "--threads", "2"])
+            #expect(result.status == 0, "stderr: \(result.stderr)")
+            let reference = try TestSupport.ffmpeg(["-i", input, "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"]).stdout
+            let decoded = try TestSupport.ffmpeg(["-i", output, "-f", "rawvideo", "-"]).stdout
+            #expect(reference.count == 60 * 640 * 360 * 3 / 2)
+            #expect(decoded == reference)
+        }
+    }
+
     @Test func codecsListsEveryProviderWithKindCodecAndRank() throws {
         let result = try TestSupport.runChecked(sluice, ["codecs"])
         let rows = result.stdoutText.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
