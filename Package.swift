@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "CodecOpenH264", targets: ["CodecOpenH264"]),
         .library(name: "CodecOpus", targets: ["CodecOpus"]),
         .library(name: "CodecMJPEG", targets: ["CodecMJPEG"]),
+        .library(name: "CodecFFmpeg", targets: ["CodecFFmpeg"]),
         .library(name: "MediaRTP", targets: ["MediaRTP"]),
         .library(name: "MediaTransport", targets: ["MediaTransport"]),
         .library(name: "MediaSDP", targets: ["MediaSDP"]),
@@ -128,6 +129,8 @@ let package = Package(
         .target(name: "CodecOpus", dependencies: ["MediaCodecs", "COpus"]),
         // Motion JPEG decoding through libjpeg-turbo (TurboJPEG API), chroma resampled by libyuv.
         .target(name: "CodecMJPEG", dependencies: ["MediaCodecs", "CTurboJPEG", "CYUV"]),
+        // H.264 and VP8 decoding through libavcodec's own decoders, into pooled frames.
+        .target(name: "CodecFFmpeg", dependencies: ["MediaCodecs", "CFFmpeg", "CFFmpegShims"]),
         // Y4M, IVF, WAV, H.264 Annex-B and Ogg Opus readers and writers.
         .target(
             name: "MediaFiles",
@@ -191,15 +194,15 @@ let package = Package(
             name: "Sluice",
             dependencies: ["MediaCore", "MediaCodecs", "MediaFiles", "MediaContainers", "MediaConvert", "MediaNodes", "MediaRTP",
                            "MediaTransport", "MediaSDP", "MediaNegotiation", "MediaSRTP", "CodecVPX", "CodecX264", "CodecOpenH264", "CodecOpus", "CodecMJPEG",
-                           "DeviceV4L2", "DeviceALSA", "MediaSTUN", "MediaICE", "MediaDTLS", "MediaSCTP", "MediaPeer"]),
+                           "CodecFFmpeg", "DeviceV4L2", "DeviceALSA", "MediaSTUN", "MediaICE", "MediaDTLS", "MediaSCTP", "MediaPeer"]),
         .executableTarget(
             name: "sluice",
             dependencies: ["Sluice", "SluiceServer", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         // Loops measured by Benchmarks/ and pipebench: the sample clip, graph harness, bare C-library loops
-        // (libvpx, libx264, OpenH264, libopus, libsrtp2) and the RTP/SRTP paths compared with them.
+        // (libvpx, libx264, OpenH264, libavcodec, libopus, libsrtp2) and the RTP/SRTP paths compared with them.
         .target(
             name: "BenchLoops",
-            dependencies: ["Sluice", "CVPX", "CSluiceShims", "CX264", "COpenH264", "COpus", "CSRTP", "CSSL"]),
+            dependencies: ["Sluice", "CVPX", "CSluiceShims", "CX264", "COpenH264", "COpus", "CSRTP", "CSSL", "CFFmpeg"]),
         // pipebench's scenarios, runners and output (table, JSON, SVG chart, comparison).
         .target(name: "PipeBench", dependencies: ["BenchLoops", "Sluice"]),
         .executableTarget(
@@ -218,7 +221,7 @@ let package = Package(
             dependencies: ["MediaContainers", "MediaNodes", "CodecVPX", "CodecOpenH264", "CodecOpus", "TestSupport"]),
         .testTarget(name: "CodecVPXTests", dependencies: ["CodecVPX", "MediaFiles", "TestSupport"]),
         .testTarget(name: "CodecX264Tests", dependencies: ["CodecX264", "CX264", "MediaFiles", "TestSupport"]),
-        .testTarget(name: "CodecOpenH264Tests", dependencies: ["CodecOpenH264", "TestSupport"]),
+        .testTarget(name: "CodecOpenH264Tests", dependencies: ["CodecOpenH264", "CodecFFmpeg", "TestSupport"]),
         .testTarget(name: "CodecOpusTests", dependencies: ["CodecOpus", "MediaFiles", "TestSupport"]),
         .testTarget(name: "CodecMJPEGTests", dependencies: ["CodecMJPEG", "TestSupport"]),
         .testTarget(name: "MediaRTPTests", dependencies: ["MediaRTP", "MediaFiles", "TestSupport"]),

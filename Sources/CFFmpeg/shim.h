@@ -1,5 +1,5 @@
 // FFmpeg's libavformat, libavcodec and libavutil as one module, shared by every Sluice target that
-// uses FFmpeg (containers now, decoder plug-ins later). The inline functions stand in for the macros
+// uses FFmpeg (containers, and the decoder plug-ins of CodecFFmpeg). The inline functions stand in for the macros
 // Swift cannot import (error codes built by FFERRTAG/AVERROR, AV_NOPTS_VALUE).
 #ifndef SLUICE_CFFMPEG_SHIM_H
 #define SLUICE_CFFMPEG_SHIM_H
@@ -14,6 +14,7 @@
 #include <libavutil/error.h>
 #include <libavutil/mathematics.h>
 #include <libavutil/opt.h>
+#include <libavutil/pixdesc.h>
 
 static inline int sluice_averror_eof(void) { return AVERROR_EOF; }
 static inline int sluice_averror_eagain(void) { return AVERROR(EAGAIN); }

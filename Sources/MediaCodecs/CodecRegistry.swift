@@ -33,10 +33,10 @@ public struct CodecRegistry: Sendable {
         return found
     }
 
-    /// The preferred decoder provider for `codec`.
-    public func videoDecoder(for codec: CodecName) throws -> any VideoDecoderProvider {
-        guard let found = videoDecoders.first(where: { $0.codec == codec })
-        else { throw CodecError.noProvider(codec, role: "video decoder") }
+    /// The preferred decoder provider for `codec`, optionally restricted to the provider `named`.
+    public func videoDecoder(for codec: CodecName, named: String? = nil) throws -> any VideoDecoderProvider {
+        guard let found = videoDecoders.first(where: { $0.codec == codec && (named == nil || $0.name == named) })
+        else { throw CodecError.noProvider(codec, role: named.map { "video decoder named \($0)" } ?? "video decoder") }
         return found
     }
 
@@ -53,4 +53,34 @@ public struct CodecRegistry: Sendable {
         else { throw CodecError.noProvider(codec, role: "audio decoder") }
         return found
     }
+
+    /// Every registered provider, encoders then decoders, video then audio, each with its rank: 1 for
+    /// the one chosen for its codec and kind, 2 for the next, and so on.
+    public var providers: [CodecProviderEntry] {
+        func ranked(_ list: [(name: String, codec: CodecName)], _ kind: CodecProviderEntry.Kind,
+                    _ media: CodecProviderEntry.Media) -> [CodecProviderEntry] {
+            var seen: [CodecName: Int] = [:]
+            return list.map { provider in
+                seen[provider.codec, default: 0] += 1
+                return CodecProviderEntry(name: provider.name, codec: provider.codec, kind: kind, media: media,
+                                          rank: seen[provider.codec]!)
+            }
+        }
+        return ranked(videoEncoders.map { ($0.name, $0.codec) }, .encoder, .video)
+            + ranked(audioEncoders.map { ($0.name, $0.codec) }, .encoder, .audio)
+            + ranked(videoDecoders.map { ($0.name, $0.codec) }, .decoder, .video)
+            + ranked(audioDecoders.map { ($0.name, $0.codec) }, .decoder, .audio)
+    }
+}
+
+/// One provider of a registry, as `CodecRegistry.providers` lists it.
+public struct CodecProviderEntry: Sendable, Hashable {
+    public enum Kind: String, Sendable, CaseIterable { case encoder, decoder }
+    public enum Media: String, Sendable { case video, audio }
+    public var name: String
+    public var codec: CodecName
+    public var kind: Kind
+    public var media: Media
+    /// 1 for the provider chosen for this codec and kind, 2 for the next, ...
+    public var rank: Int
 }

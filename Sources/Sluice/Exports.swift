@@ -1,4 +1,5 @@
 // The umbrella module: `import Sluice` gives an application the whole engine.
+@_exported import CodecFFmpeg
 @_exported import CodecMJPEG
 @_exported import CodecOpenH264
 @_exported import CodecOpus

@@ -116,6 +116,8 @@ public struct ReceiveOptions: Sendable {
     public var maximumDelay: ClockTime = .milliseconds(1000)
     public var nack = true
     public var threads = 1
+    /// Video decoder provider to use, e.g. "openh264"; defaults to the registry's preferred one.
+    public var decoderName: String?
     /// Per-frame latency tracing of the receiving stages (first packet in to the sink); the
     /// sending pipeline's tracer for a loopback call (`TranscodeOptions.tracer`).
     public var tracer: FrameTracer?
@@ -197,7 +199,8 @@ public final class RTPReceivePipeline: @unchecked Sendable {
             graph.add(sink, input: frames)
             sinkName = sink.name
         case .y4m:
-            let decoder = VideoDecoderNode(try registry.videoDecoder(for: stream.codec), threads: options.threads)
+            let decoder = VideoDecoderNode(try registry.videoDecoder(for: stream.codec, named: options.decoderName),
+                                           threads: options.threads)
             decoderStatistics = { (decoder.corruptFrames, decoder.skippedFrames) }
             decoderCounters = { decoder.statistics }
             let sink = Y4MFileSink(path: output)

@@ -46,6 +46,8 @@ public struct TranscodeOptions: Sendable {
     public var codec: CodecName?
     /// Encoder provider to use, e.g. "libvpx"; defaults to the registry's preferred one.
     public var encoderName: String?
+    /// Video decoder provider to use, e.g. "openh264"; defaults to the registry's preferred one.
+    public var decoderName: String?
     /// Target bitrate in bits per second; `nil` means 800 kbit/s for video, 64 kbit/s for audio.
     public var bitrate: Int?
     public var keyframeInterval: Int?
@@ -300,7 +302,8 @@ public final class Transcoder: @unchecked Sendable {
             return port
         }
         let compressed = try compressedVideoInput(container)
-        let decoder = VideoDecoderNode(try registry.videoDecoder(for: compressed.codec), threads: options.threads)
+        let decoder = VideoDecoderNode(try registry.videoDecoder(for: compressed.codec, named: options.decoderName),
+                                       threads: options.threads)
         decoderStatistics = { (decoder.corruptFrames, decoder.skippedFrames, decoder.firstError) }
         lastNode = decoder
         return graph.add(decoder, input: compressed.port)

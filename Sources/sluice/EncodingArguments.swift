@@ -11,6 +11,9 @@ struct EncodingArguments: ParsableArguments {
     @Option(help: "Encoder implementation: libvpx, x264 or openh264 (H.264), libopus. Default: the preferred one.")
     var encoder: String?
 
+    @Option(help: "Video decoder implementation: ffmpeg (libavcodec), openh264 (H.264) or libvpx (VP8). Default: the preferred one (see 'sluice codecs').")
+    var decoder: String?
+
     @Option(parsing: .unconditional, help: "Target bitrate, e.g. 500k, 2M. Default: 800k for video, 64k for audio.", transform: { text in
         guard let bps = TranscodeOptions.parseBitrate(text) else {
             throw ValidationError("bad bitrate '\(text)': use e.g. 800k, 2M or 500000")
@@ -65,6 +68,7 @@ struct EncodingArguments: ParsableArguments {
         var options = TranscodeOptions()
         options.codec = codec.map { CodecName(rawValue: $0) }
         options.encoderName = encoder
+        options.decoderName = decoder
         options.bitrate = bitrate
         options.keyframeInterval = keyint
         options.maxFrames = frames

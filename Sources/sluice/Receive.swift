@@ -22,6 +22,7 @@ struct Receive: ParsableCommand {
             Examples:
               sluice receive stream.sdp out.ivf
               sluice receive stream.sdp out.y4m --frames 300
+              sluice receive stream.sdp out.y4m --decoder openh264
               sluice receive audio.sdp out.wav --duration 10
             """)
 
@@ -45,6 +46,9 @@ struct Receive: ParsableCommand {
 
     @Option(name: .customLong("max-delay"), parsing: .unconditional, help: "Most jitter-buffer delay, in milliseconds.")
     var maximumDelay = 1000
+
+    @Option(help: "Video decoder implementation for .y4m output: ffmpeg (libavcodec), openh264 (H.264) or libvpx (VP8). Default: the preferred one (see 'sluice codecs').")
+    var decoder: String?
 
     @Flag(name: .customLong("no-nack"), help: "Do not ask for lost packets again.")
     var noNACK = false
@@ -74,6 +78,7 @@ struct Receive: ParsableCommand {
             options.minimumDelay = .milliseconds(Int64(minimumDelay))
             options.maximumDelay = .milliseconds(Int64(maximumDelay))
             options.nack = !noNACK
+            options.decoderName = decoder
             receiver = try RTPReceivePipeline(stream: try RTPStreamDescription(media: media, in: session), output: output, options: options)
         } catch {
             printError("sluice: \(sdp): \(error)")

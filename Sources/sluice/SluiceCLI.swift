@@ -8,8 +8,8 @@ import Sluice
 struct SluiceCLI: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sluice",
-        abstract: "Sluice media engine: transcode, inspect and run pipelines of media files, capture and play on devices, send and receive RTP streams, negotiate SDP.",
-        subcommands: [Transcode.self, Run.self, Inspect.self, Send.self, Receive.self, Serve.self, Offer.self, Answer.self, Devices.self])
+        abstract: "Sluice media engine: transcode, inspect and run pipelines of media files, capture and play on devices, send and receive RTP streams, serve WebRTC peers, negotiate SDP, list codecs.",
+        subcommands: [Transcode.self, Run.self, Inspect.self, Send.self, Receive.self, Serve.self, Offer.self, Answer.self, Devices.self, Codecs.self])
 
     /// Errors end in one line on stderr and a non-zero status; --help prints in full.
     static func main() {

@@ -36,6 +36,7 @@ struct Transcode: ParsableCommand {
               sluice transcode clip.ivf clip.h264 --size 640x360 --fps 15
               sluice transcode clip.h264 clip.y4m --frames 100
               sluice transcode clip.y4m clip.h264 --encoder openh264
+              sluice transcode clip.h264 clip.ivf --decoder openh264 --bitrate 2M
               sluice transcode speech.wav speech.opus --bitrate 32k --sample-rate 16000
               sluice transcode speech.opus speech.wav
               sluice transcode clip.ivf live.h264 --realtime --loop --frames 1000

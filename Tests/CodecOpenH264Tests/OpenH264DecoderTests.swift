@@ -227,32 +227,7 @@ struct OpenH264DecoderTests {
         #expect(identical(pictures, packedBytes(Array(reference[10...]))))
     }
 
-    @Test("an IDR of another size changes the size of decoded pictures")
-    func resolutionChange() throws {
-        let large = try X264Fixture(["-profile:v", "baseline", "-bf", "0"], frames: 5)
-        let small = try X264Fixture(["-profile:v", "baseline", "-bf", "0"], frames: 5, width: 176, height: 144)
-        let frames = large.encodedFrames() + small.encodedFrames() + large.encodedFrames()
-        let pictures = try decodeAll(frames, with: OpenH264Decoder(format: h264Format()))
-        #expect(pictures.map(\.width) == Array(repeating: 320, count: 5) + Array(repeating: 176, count: 5) + Array(repeating: 320, count: 5))
-        #expect(pictures.map(\.height) == Array(repeating: 240, count: 5) + Array(repeating: 144, count: 5) + Array(repeating: 240, count: 5))
-        #expect(identical(pictures, large.reference + small.reference + large.reference))
-    }
-
-    @Test("flush in the middle of a stream hands out held pictures and decoding goes on")
-    func flushMidStream() throws {
-        let fixture = try X264Fixture(["-profile:v", "high", "-bf", "0", "-g", "10"])
-        let frames = fixture.encodedFrames()
-        let decoder = try OpenH264Decoder(format: h264Format())
-        var pictures: [VideoFrame] = []
-        for frame in frames[0..<10] { try decoder.decode(frame) { pictures.append($0) } }
-        try decoder.flush { pictures.append($0) }
-        #expect(pictures.count == 10)
-        try decoder.flush { _ in Issue.record("a second flush emitted a picture") }
-        for frame in frames[10...] { try decoder.decode(frame) { pictures.append($0) } }
-        try decoder.flush { pictures.append($0) }
-        #expect(pictures.map(\.pts.value) == Array(0..<30))
-        #expect(identical(pictures, fixture.reference))
-    }
+    // Resolution changes and flushing mid-stream: H264DecoderTests, over every H.264 decoder.
 
     @Test("decoder settings are checked; any thread count decodes the same")
     func settings() throws {

@@ -50,6 +50,10 @@ import TestSupport
         // An SDP that cannot be written is one line, not a Foundation error dump, before anything is sent.
         (["send", "SAMPLE", "--to", "127.0.0.1:5004", "--sdp", "/nonexistent/s.sdp"], "/nonexistent/s.sdp: cannot write: No such file or directory"),
         (["send", "SAMPLE", "--to", "127.0.0.1:5004", "--sdp", "/tmp"], "/tmp: cannot write: Is a directory"),
+        // A decoder that does not exist, or not for the input's codec.
+        (["transcode", "SAMPLE", "out.y4m", "--decoder", "nope"], "no video decoder named nope registered for VP8"),
+        (["transcode", "SAMPLE", "out.y4m", "--decoder", "openh264"], "no video decoder named openh264 registered for VP8"),
+        (["codecs", "--kind", "muxer"], "muxer"),
     ])
     func badInputEndsWithOneLineAndAFailureStatus(arguments: [String], expected: String) throws {
         let args = arguments.map { $0.replacingOccurrences(of: "SAMPLE", with: TestSupport.sampleIVF) }
@@ -90,10 +94,54 @@ import TestSupport
         }
     }
 
+    /// Every decoder named with --decoder gives the same pictures (VP8: libavcodec and libvpx are exact).
+    @Test(arguments: ["ffmpeg", "libvpx"])
+    func decoderIsChosenByName(decoder: String) throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            let output = dir.file("\(decoder).y4m")
+            let result = try TestSupport.run(sluice, ["transcode", TestSupport.sampleIVF, output, "--frames", "30", "--decoder", decoder])
+            #expect(result.status == 0, "stderr: \(result.stderr)")
+            let reference = try TestSupport.ffmpeg(["-i", TestSupport.sampleIVF, "-frames:v", "30", "-f", "rawvideo", "-"]).stdout
+            #expect(try TestSupport.ffmpeg(["-i", output, "-f", "rawvideo", "-"]).stdout == reference)
+        }
+    }
+
+    /// A raw .h264 file with B-frames (libx264, High, 3 B-frames): libavcodec's decoder, the default,
+    /// gives exactly what `ffmpeg -i x.h264 -f rawvideo` gives.
+    @Test func h264WithBFramesDecodesLikeFFmpeg() throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            let input = dir.file("b.h264"), output = dir.file("b.y4m")
+            try TestSupport.ffmpeg(["-i", TestSupport.sampleIVF, "-frames:v", "60", "-c:v", "libx264", "-profile:v", "high",
+                                    "-bf", "3", "-f", "h264", input])
+            let result = try TestSupport.run(sluice, ["transcode", input, output, "--quiet", "--threads", "2"])
+            #expect(result.status == 0, "stderr: \(result.stderr)")
+            let reference = try TestSupport.ffmpeg(["-i", input, "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"]).stdout
+            let decoded = try TestSupport.ffmpeg(["-i", output, "-f", "rawvideo", "-"]).stdout
+            #expect(reference.count == 60 * 640 * 360 * 3 / 2)
+            #expect(decoded == reference)
+        }
+    }
+
+    @Test func codecsListsEveryProviderWithKindCodecAndRank() throws {
+        let result = try TestSupport.runChecked(sluice, ["codecs"])
+        let rows = result.stdoutText.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
+        #expect(rows.first == ["KIND", "MEDIA", "CODEC", "RANK", "PROVIDER"])
+        for row in [["encoder", "video", "vp8", "1", "libvpx"], ["encoder", "video", "h264", "2", "openh264"],
+                    ["decoder", "video", "h264", "1", "ffmpeg"], ["decoder", "video", "h264", "2", "openh264"],
+                    ["decoder", "video", "vp8", "1", "ffmpeg"], ["decoder", "video", "vp8", "2", "libvpx"],
+                    ["decoder", "audio", "opus", "1", "libopus"]] {
+            #expect(rows.contains(row), "\(row) missing from:\n\(result.stdoutText)")
+        }
+        let decoders = try TestSupport.runChecked(sluice, ["codecs", "--kind", "decoder"]).stdoutText
+        #expect(!decoders.contains("encoder") && decoders.contains("openh264"))
+        let help = try TestSupport.runChecked(sluice, ["codecs", "--help"]).stdoutText
+        #expect(help.contains("--kind") && help.contains("--decoder openh264"))
+    }
+
     @Test func helpExplainsTheFormatsAndOptions() throws {
         let result = try TestSupport.run(sluice, ["transcode", "--help"])
         #expect(result.status == 0)
-        for fragment in [".y4m", ".ivf", ".wav", "--bitrate", "--keyint", "--frames", "--threads"] {
+        for fragment in [".y4m", ".ivf", ".wav", "--bitrate", "--keyint", "--frames", "--threads", "--decoder"] {
             #expect(result.stdoutText.contains(fragment), "help lacks \(fragment)")
         }
     }

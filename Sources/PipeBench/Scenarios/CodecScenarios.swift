@@ -10,7 +10,8 @@ enum CodecScenarios {
     /// Graph encoding and decoding should reach 97% of the bare library.
     static let target = 0.97
 
-    static let all: [any Scenario] = [vp8Encode, vp8Decode, x264Encode, openh264Encode, openh264Decode, opusEncode, opusDecode]
+    static let all: [any Scenario] = [vp8Encode, vp8Decode, ffmpegVP8Decode, x264Encode, openh264Encode, openh264Decode,
+                                      ffmpegH264Decode, opusEncode, opusDecode]
 
     /// The first `size` pictures of the sample (at most its 132).
     static func pictures(_ size: RunSize) -> ArraySlice<VideoFrame> {
@@ -74,6 +75,16 @@ enum CodecScenarios {
         "openh264", "H.264 decoding (OpenH264, the sample encoded by OpenH264) through the graph vs bare OpenH264",
         frames: { Sample.h264Frames }, format: { Sample.compressedFormat(.h264) }, provider: OpenH264DecoderProvider()
     ) { BareOpenH264.decode($0) }
+
+    static let ffmpegVP8Decode = videoDecode(
+        "ffmpeg-vp8", "VP8 decoding (libavcodec's vp8, one thread, the 640x360 sample) through the graph vs bare libavcodec",
+        frames: { Sample.vp8Frames }, format: { Sample.vp8Format }, provider: FFmpegDecoderProvider(codec: .vp8)!
+    ) { BareFFmpeg.decode($0, decoder: "vp8") }
+
+    static let ffmpegH264Decode = videoDecode(
+        "ffmpeg-h264", "H.264 decoding (libavcodec's h264, one thread, the sample encoded by OpenH264) through the graph vs bare libavcodec",
+        frames: { Sample.h264Frames }, format: { Sample.compressedFormat(.h264) }, provider: FFmpegDecoderProvider(codec: .h264)!
+    ) { BareFFmpeg.decode($0, decoder: "h264") }
 
     /// The first `size` 20 ms packets' worth of the Opus clip (at most its 500).
     static func opusPackets(_ size: RunSize) -> Int {

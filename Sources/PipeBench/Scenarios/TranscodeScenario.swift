@@ -16,7 +16,7 @@ struct TranscodeScenario: Scenario {
     let options: TranscodeOptions
 
     static let all: [any Scenario] = [
-        TranscodeScenario(name: "transcode.h264-vp8", summary: "H.264 (OpenH264 decode) -> scale to 320x180 -> VP8 (libvpx), file to file",
+        TranscodeScenario(name: "transcode.h264-vp8", summary: "H.264 (preferred decoder: libavcodec) -> scale to 320x180 -> VP8 (libvpx), file to file",
                           inDefaultSet: true, input: { try h264Sample.get() }, output: "pipebench-out.ivf",
                           options: options(codec: .vp8, width: 320, height: 180)),
         TranscodeScenario(name: "transcode.vp8-h264", summary: "VP8 (libvpx decode) -> scale to 480x270 -> H.264 (libx264), file to file",
