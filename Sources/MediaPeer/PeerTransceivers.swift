@@ -263,9 +263,12 @@ public final class RemoteTrack: @unchecked Sendable {
     /// How the pipeline ended, if it has; nil while it runs or before `start`.
     public var pipelineResult: Result<GraphReport, any Error>? { running.withLock { $0.pipeline?.result } }
 
+    /// Stops the pipeline first (its receiver returns to the graph every 100 ms, so the wait is
+    /// short), then closes the stream: the session's last report and BYE are sent on this thread
+    /// only once the pipeline's thread has let go of the session (a race ThreadSanitizer showed).
     func stop() {
-        stream.close()   // a pipeline waiting for packets ends with it
         running.withLock { $0.pipeline }?.stop()
+        stream.close()
     }
 
     /// What the track's share of the bundle queued and dropped (a ring the pipeline drains).
