@@ -81,8 +81,14 @@ public enum TestSupport {
             if expired && process.isRunning { kill(process.processIdentifier, SIGKILL) }
         }
         // Read both pipes concurrently so that neither fills up and blocks the child.
+        // The semaphore orders the reader's write before the read below (polling `isFinished` did not,
+        // as ThreadSanitizer showed).
         nonisolated(unsafe) var errData = Data()
-        let errReader = Thread { errData = readToEnd(err.fileHandleForReading) }
+        let errRead = DispatchSemaphore(value: 0)
+        let errReader = Thread {
+            errData = readToEnd(err.fileHandleForReading)
+            errRead.signal()
+        }
         errReader.start()
         let outData = readToEnd(out.fileHandleForReading)
         process.waitUntilExit()
@@ -90,7 +96,7 @@ public enum TestSupport {
         child.hasExited = true
         exited.signal()
         exited.unlock()
-        while !errReader.isFinished { usleep(1000) }
+        errRead.wait()
         return ProcessResult(status: process.terminationStatus, stdout: outData,
                              stderr: String(decoding: errData, as: UTF8.self))
     }
