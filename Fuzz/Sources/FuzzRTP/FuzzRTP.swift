@@ -9,7 +9,7 @@ func entry(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar
         guard let packet = try? RTPPacket(parsing: bytes) else { return }
         precondition(packet.length == bytes.count, "the packet fills the datagram")
         precondition(packet.header.length <= packet.payloadRange.lowerBound)
-        for _ in packet.header.csrcs {}
+        _ = packet.header.csrcs.reduce(0, &+)
         if let extensions = packet.headerExtensions {
             var elements = extensions.elements(in: bytes)
             while let element = try? elements.next() {
