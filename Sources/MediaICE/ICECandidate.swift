@@ -115,7 +115,9 @@ public struct ICECandidate: Hashable, Sendable, CustomStringConvertible {
         while let first = line.first, first.isWhitespace { line = line.dropFirst() }
         if line.hasPrefix("a=") { line = line.dropFirst(2) }
         if line.lowercased().hasPrefix("candidate:") { line = line.dropFirst("candidate:".count) }
-        let fields = line.split(whereSeparator: \.isWhitespace).map(String.init)
+        // Split at whitespace scalars, not Characters: a combining mark after a separator joins it into
+        // one Character, which hid the split here, and `attributeValue` then did not read back.
+        let fields = line.unicodeScalars.split(whereSeparator: \.properties.isWhitespace).map { String(Substring($0)) }
         guard fields.count >= 8 else { throw .tooFewFields(fields.count) }
 
         let foundation = fields[0]

@@ -237,7 +237,9 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         entries[index] = Entry(sequence: sequence, timestamp: timestamp, state: .held, length: payload.count,
                                mediaByteCount: info.mediaByteCount, marker: packet.header.marker,
                                startsFrame: info.startsFrame, isKeyframe: info.isKeyframe, arrival: arrival)
-        if !isRTX && !wasNACKed {
+        // A retransmission came late, so its transit only stands in until a first packet sent once
+        // arrives: without any sample, playout times (Int64.max + ...) would overflow.
+        if (!isRTX && !wasNACKed) || minimumTransit == .max {
             let transit = arrival.nanoseconds - nanoseconds(timestamp)
             minimumTransit = min(minimumTransit, transit)
         }
@@ -637,8 +639,11 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
     }
 
     /// RTP time since the first packet's, in nanoseconds.
+    /// Whole seconds and the rest apart, so that the product cannot overflow: at 90 kHz the plain
+    /// `ticks * 10^9` does after 28 hours of RTP time (or far fewer packets jumping ahead 2^31).
     private func nanoseconds(_ timestamp: Int64) -> Int64 {
-        (timestamp - timeAnchor) * 1_000_000_000 / Int64(Depacketizer.clockRate)
+        let ticks = timestamp - timeAnchor, rate = Int64(Depacketizer.clockRate)
+        return ticks / rate * 1_000_000_000 + ticks % rate * 1_000_000_000 / rate
     }
 
     private func entry(_ sequence: Int64) -> Entry { entries[slots.index(Int(truncatingIfNeeded: sequence))] }

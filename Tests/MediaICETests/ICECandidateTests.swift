@@ -165,4 +165,18 @@ import TestSupport
         #expect(!ICECredentials(ufrag: "abcd", pwd: String(repeating: "p", count: 21)).isValid)
         #expect(!ICECredentials(ufrag: "ab:d", pwd: String(repeating: "p", count: 22)).isValid)
     }
+
+    // Found by tools/fuzz (target ICECandidate): an extension value starting with a combining mark
+    // (U+0591 after vertical tabs here) was split off as a field, but written back after a space it
+    // joined that space into one Character, and the candidate read back differently.
+    @Test func aValueStartingWithACombiningMarkReadsBack() throws {
+        // The input as the fuzzer wrote it (valid UTF-8).
+        let input = "can1ida43 1 udp 074917 20.0.11.61 63765 typ srflx raddr 0.0.0.0 rport 0 genon\u{0}70"
+            + String(repeating: "\u{B}", count: 73) + "\u{591}rr0p  tysrf'0 rport 9900H rport 0 gr /0 0"
+        let candidate = try ICECandidate(parsing: input)
+        #expect(try ICECandidate(parsing: candidate.attributeValue) == candidate)
+        let short = try ICECandidate(parsing: "candidate:1 1 udp 1 192.0.2.1 5 typ host name\t\u{0591}value")
+        #expect(short.extensions == [ICECandidateExtension(name: "name", value: "\u{0591}value")])
+        #expect(try ICECandidate(parsing: short.attributeValue) == short)
+    }
 }

@@ -429,5 +429,31 @@ private func expectBytes(_ frames: [EncodedFrame], _ expected: [[UInt8]], source
         expectBytes(link.released, [Array(key.bytes), Array(delta.bytes)])
         #expect(link.buffer.statistics.lost == 0 && link.buffer.statistics.framesDropped == 0)
     }
-}
 
+    // Found by tools/fuzz (target JitterBuffer): with no packet sent once yet there was no transit
+    // sample, and the playout time (Int64.max plus the RTP time) trapped in nextFrame.
+    @Test func aStreamThatStartsWithARetransmissionPlaysOut() throws {
+        var link = try vp8Link(configuration: .init(rtx: (97, 9)))
+        // RTX (PT 97 with the marker, SSRC 9), sequence 7, timestamp 3000; OSN 5, then a VP8 key frame.
+        let rtx: [UInt8] = [0x80, 0xE1, 0x00, 0x07, 0x00, 0x00, 0x0B, 0xB8, 0x00, 0x00, 0x00, 0x09,
+                            0x00, 0x05, 0x10, 0x00, 0x9D, 0x01, 0x2A]
+        #expect(try link.insert(rtx, at: ms(20)) == .accepted)
+        link.drain(at: .max)
+        #expect(link.released.count == 1 && link.released.first?.isKeyframe == true)
+    }
+
+    // RTP time reaching 2^33 ticks past the first packet (28 hours at 90 kHz, or a few packets whose
+    // timestamps jump ahead 2^31 each) overflowed `ticks * 10^9` and trapped.
+    @Test func timestampsFarAheadOfTheFirstDoNotOverflow() throws {
+        var link = try vp8Link()
+        for index in 0..<8 {
+            let timestamp = UInt32(truncatingIfNeeded: index * 0x7FFF_FFFF)
+            // A one-packet VP8 key frame with the marker (PT 96, SSRC 1), sequence numbers 0...7.
+            let packet: [UInt8] = [0x80, 0xE0, 0x00, UInt8(index)] + withUnsafeBytes(of: timestamp.bigEndian, Array.init)
+                + [0x00, 0x00, 0x00, 0x01, 0x10, 0x00, 0x9D, 0x01, 0x2A]
+            #expect(try link.insert(packet, at: ms(20 * Int64(index))) == .accepted)
+        }
+        link.drain(at: .max)
+        #expect(link.released.count == 8)
+    }
+}

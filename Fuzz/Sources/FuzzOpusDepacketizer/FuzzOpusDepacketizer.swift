@@ -1,0 +1,9 @@
+// Opus RTP payloads into frames (see fuzzDepacketizer for the input's layout).
+import FuzzRTPSupport
+import FuzzSupport
+import MediaRTP
+
+@_cdecl("FuzzOpusDepacketizer_main")
+func entry(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
+    fuzzMain(argc, argv) { fuzzDepacketizer(OpusDepacketizer(), $0) }
+}
