@@ -20,8 +20,7 @@ public struct TrickleFragment: Sendable, Equatable {
     /// only in half, is refused by name. Attributes the fragment may carry but ICE does not need
     /// (`a=mid`, `a=ice-options`, `a=group`) are read past.
     public init(parsing text: String) throws(WebRTCSessionError) {
-        for raw in text.split(omittingEmptySubsequences: true, whereSeparator: \.isNewline) {
-            let line = String(raw)
+        for line in Self.lines(of: text) {
             if line.hasPrefix("m=") { continue }
             guard line.hasPrefix("a=") else { throw .malformedFragment("\"\(line.prefix(40))\" is neither an a= nor an m= line") }
             let attribute = line.dropFirst(2)
@@ -41,7 +40,7 @@ public struct TrickleFragment: Sendable, Equatable {
     /// The answer to an ICE restart (RFC 9725 §4.3.2) from the new answer `sdp`: its credentials, then
     /// its first section's `m=` and `a=mid` lines with that section's candidates.
     public static func restartAnswer(from sdp: String) -> String {
-        let lines = sdp.split(omittingEmptySubsequences: true, whereSeparator: \.isNewline).map(String.init)
+        let lines = Self.lines(of: sdp)
         var out = lines.filter { $0.hasPrefix("a=ice-ufrag:") || $0.hasPrefix("a=ice-pwd:") }.prefix(2).map { $0 }
         if let start = lines.firstIndex(where: { $0.hasPrefix("m=") }) {
             let section = lines[(start + 1)...].prefix { !$0.hasPrefix("m=") }
@@ -53,7 +52,7 @@ public struct TrickleFragment: Sendable, Equatable {
 
     /// The `a=ice-ufrag` values of a description, in order.
     public static func iceUfrags(in sdp: String) -> [String] {
-        sdp.split(whereSeparator: \.isNewline).filter { $0.hasPrefix("a=ice-ufrag:") }
+        lines(of: sdp).filter { $0.hasPrefix("a=ice-ufrag:") }
             .map { String($0.dropFirst("a=ice-ufrag:".count)) }
     }
 
@@ -62,12 +61,17 @@ public struct TrickleFragment: Sendable, Equatable {
     /// candidates come in fragments).
     public func replacingCredentials(_ description: String) -> String {
         guard let ufrag, let pwd else { return description }
-        let lines = description.split(omittingEmptySubsequences: true, whereSeparator: \.isNewline).compactMap { line -> String? in
+        let lines = Self.lines(of: description).compactMap { line -> String? in
             if line.hasPrefix("a=ice-ufrag:") { return "a=ice-ufrag:" + ufrag }
             if line.hasPrefix("a=ice-pwd:") { return "a=ice-pwd:" + pwd }
             if line.hasPrefix("a=candidate:") || line == "a=end-of-candidates" { return nil }
-            return String(line)
+            return line
         }
         return lines.map { $0 + "\r\n" }.joined()
+    }
+
+    /// The non-empty lines of SDP text, whatever their ends ("\r\n" is one Character, `isNewline`).
+    private static func lines(of text: String) -> [String] {
+        text.split(whereSeparator: \.isNewline).map(String.init)
     }
 }
