@@ -12,6 +12,8 @@ import MediaCore
 /// `ALSAError.deviceLost`. The stream ends after `maxDuration`, else when the graph stops.
 public final class ALSACaptureNode: MediaSource {
     public let name: String
+    /// `produce()` waits for the sound card's next period.
+    public var execution: NodeExecution { .ownThread }
     public let device: String
     /// The format produced.
     public let format: AudioFormat

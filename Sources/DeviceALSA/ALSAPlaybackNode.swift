@@ -10,6 +10,8 @@ import MediaCore
 /// in `xruns`; `finish()` drains what is queued (`snd_pcm_drain`).
 public final class ALSAPlaybackNode: MediaSink {
     public let name: String
+    /// `consume()` waits while the sound card's buffer is full.
+    public var execution: NodeExecution { .ownThread }
     public let device: String
     public let inputCaps: Caps
     private let requestedPeriodFrames: Int

@@ -30,6 +30,8 @@ import MediaNegotiation
 /// `V4L2Error.system` naming VIDIOC_DQBUF with EIO).
 public final class V4L2CaptureNode: MediaSource {
     public let name: String
+    /// `produce()` waits for the driver's next filled buffer.
+    public var execution: NodeExecution { .ownThread }
     public let path: String
     public let camera: V4L2Camera
     public let maxFrames: Int?

@@ -8,75 +8,87 @@ enum Packet<Item> {
 
 /// The bounded queue between a producer and one consumer.
 ///
-/// In a threaded run `push` blocks while the queue is full (backpressure: a fast source cannot
-/// outrun a slow sink, so memory stays flat) and `pop` blocks while it is empty; `close()` wakes
-/// both and makes them fail, which is how a run stops. In a deterministic run nothing blocks: the
-/// scheduler only runs a producer while `hasRoom` and a consumer while items are queued.
-///
-/// Wake-ups cost a system call and a context switch each, so they are spent only where they help:
-/// a waiting consumer is woken by every push (latency), a producer waiting on a full queue only once
-/// the queue has drained to half (it then pushes several items in one go instead of one per pop).
+/// Nothing here blocks. A producer runs only while `hasRoom` (backpressure: a fast source cannot
+/// outrun a slow sink, so memory stays flat), a consumer only while `pop()` gives something. A node
+/// that finds its edge full or empty is left *parked* on it, and the other side wakes it
+/// (`NodeRunner.wake()`): a consumer at the next push, a producer once the queue has drained to half,
+/// so that it then pushes several items in one go instead of being woken for each pop. A wake-up of
+/// a node that is already scheduled or running costs one atomic operation, and in a deterministic
+/// run it does nothing. `close()` drops what is queued and fails every later `push`/`pop`, which is
+/// how a run stops.
 final class Edge<Item>: @unchecked Sendable {
     let capacity: Int
-    private(set) var blocking = true
     private let lock = ConditionLock()
     private var packets: Deque<Packet<Item>>
     private var closed = false
-    private var producerWaits = false
-    private var consumerWaits = false
-    /// The queue length at which a waiting producer is woken.
+    private var producerParked = false
+    private var consumerParked = false
+    // The graph keeps every runner alive for as long as their edges exist.
+    unowned(unsafe) let producer: NodeRunner
+    unowned(unsafe) let consumer: NodeRunner
+    /// The queue length at which a parked producer is woken.
     private var lowWater: Int { capacity / 2 }
 
-    init(capacity: Int) {
+    init(capacity: Int, from producer: NodeRunner, to consumer: NodeRunner) {
         precondition(capacity > 0, "edge capacity must be positive")
         self.capacity = capacity
+        self.producer = producer
+        self.consumer = consumer
         packets = Deque(minimumCapacity: capacity + 1)
     }
 
-    /// Switches to the non-blocking behaviour of deterministic runs.
-    func makeNonBlocking() { lock.withLock { blocking = false } }
-
-    /// Queues `packet`; blocks while full if blocking. Returns false when the edge is closed.
+    /// Queues `packet` (past the capacity if need be: a producer checks `hasRoom` before it works,
+    /// not before each of a step's outputs). Returns false when the edge is closed.
     func push(_ packet: Packet<Item>) -> Bool {
-        lock.withLock {
-            while blocking && !closed && packets.count >= capacity {
-                producerWaits = true
-                lock.wait()
-            }
-            producerWaits = false
+        var wakeConsumer = false
+        let accepted: Bool = lock.withLock {
             guard !closed else { return false }
             packets.append(packet)
-            if consumerWaits { lock.broadcast() }
+            wakeConsumer = consumerParked
+            consumerParked = false
             return true
         }
+        if wakeConsumer { consumer.wake() }
+        return accepted
     }
 
-    /// The next packet; blocks while empty if blocking. `nil` when closed, or empty and non-blocking.
+    /// The next packet; nil when closed, or empty (the consumer is then parked here).
     func pop() -> Packet<Item>? {
-        lock.withLock {
-            while blocking && !closed && packets.isEmpty {
-                consumerWaits = true
-                lock.wait()
+        var wakeProducer = false
+        let packet: Packet<Item>? = lock.withLock {
+            guard !closed else { return nil }
+            guard let packet = packets.popFirst() else {
+                consumerParked = true
+                return nil
             }
-            consumerWaits = false
-            guard !closed, let packet = packets.popFirst() else { return nil }
-            if producerWaits && packets.count <= lowWater { lock.broadcast() }
+            if producerParked && packets.count <= lowWater {
+                producerParked = false
+                wakeProducer = true
+            }
             return packet
         }
+        if wakeProducer { producer.wake() }
+        return packet
     }
 
-    /// Whether a producer may push without exceeding the capacity (always true when blocking,
-    /// where `push` itself waits).
-    var hasRoom: Bool { lock.withLock { blocking || packets.count < capacity } }
+    /// Whether the producer may work without exceeding the capacity; when not, it is parked here.
+    var hasRoom: Bool {
+        lock.withLock {
+            guard packets.count >= capacity else { return true }
+            producerParked = true
+            return false
+        }
+    }
 
     var count: Int { lock.withLock { packets.count } }
 
-    /// Drops what is queued and fails every current and later `push`/`pop`.
+    var isClosed: Bool { lock.withLock { closed } }
+
+    /// Drops what is queued and fails every later `push`/`pop`.
     func close() {
         lock.withLock {
             closed = true
             packets.removeAll()
-            lock.broadcast()
         }
     }
 }

@@ -12,7 +12,7 @@ public struct Port<Item: MediaPayload>: @unchecked Sendable {
 /// ```
 ///   data, end of stream ─────────────────────────────────────────▶
 ///   ┌────────┐  edge  ┌───────────┐  edge  ┌─────────┐
-///   │ source │ ─────▶ │ transform │ ─────▶ │  sink   │   (one thread per node)
+///   │ source │ ─────▶ │ transform │ ─────▶ │  sink   │   (stepped by shared workers)
 ///   └────────┘ ◀───── └───────────┘ ◀───── └─────────┘
 ///   ◀───────────────── upstream events (keyframe request, bitrate change)
 ///   errors: the first one stops every node; run() throws it with the node's name.
@@ -23,29 +23,37 @@ public struct Port<Item: MediaPayload>: @unchecked Sendable {
 /// Build a graph with `add`, which only accepts typed connections (pictures to a picture input);
 /// `build()` then negotiates formats from the sources down: each node's offer is intersected with
 /// what its consumers accept, and fixated. A connection with nothing in common fails there, naming
-/// both nodes and both formats. `run()` gives every node a thread and bounded edges, so stages
-/// overlap on several cores while backpressure keeps memory flat; `runDeterministic()` runs the
-/// same nodes on the calling thread with a `ManualClock`, for tests.
+/// both nodes and both formats. `run()` (or `start`) hands the nodes to the process's
+/// `NodeScheduler`, which steps each one whenever it has input and room for output: stages overlap
+/// on several cores while bounded edges keep memory flat, and a graph costs no thread of its own.
+/// `runDeterministic()` runs the same nodes on the calling thread with a `ManualClock`, for tests.
 public final class Graph: @unchecked Sendable {
     public let clock: any MediaClock
     public let edgeCapacity: Int
     private var runners: [NodeRunner] = []
     private var built = false
     private var ran = false
-    private let stop = StopSignal()
-    private let outcome = Mutex<Outcome>(Outcome())
+    private let running = Mutex<Running>(Running())
+    /// Where threaded runs' nodes go.
+    let scheduler: NodeScheduler
 
-    private struct Outcome {
-        var failure: (node: String, error: any Error)?
+    private struct Running {
+        var run: GraphRun?
         var cancelled = false
     }
 
     /// - Parameters:
     ///   - clock: the time every node sees; a `ManualClock` for deterministic runs.
     ///   - edgeCapacity: items an edge holds before its producer waits.
-    public init(clock: any MediaClock = SystemClock(), edgeCapacity: Int = 4) {
+    public convenience init(clock: any MediaClock = SystemClock(), edgeCapacity: Int = 4) {
+        self.init(clock: clock, edgeCapacity: edgeCapacity, scheduler: .shared)
+    }
+
+    /// A graph whose threaded runs go to `scheduler` instead of the process's (tests).
+    init(clock: any MediaClock = SystemClock(), edgeCapacity: Int = 4, scheduler: NodeScheduler) {
         self.clock = clock
         self.edgeCapacity = edgeCapacity
+        self.scheduler = scheduler
     }
 
     /// Per-frame latency tracing: nodes find the tracer in their `NodeContext`; set before `build()`.
@@ -76,7 +84,7 @@ public final class Graph: @unchecked Sendable {
     private func connect<Item>(_ port: Port<Item>, to runner: NodeRunner) -> Edge<Item> {
         precondition(port.graph == ObjectIdentifier(self), "port of another graph")
         precondition(!built, "graph already built")
-        let edge = Edge<Item>(capacity: edgeCapacity)
+        let edge = Edge<Item>(capacity: edgeCapacity, from: port.runner, to: runner)
         port.runner.attachOutput(edge)
         port.runner.downstream.append(runner)
         runner.upstream = port.runner
@@ -150,34 +158,48 @@ public final class Graph: @unchecked Sendable {
 
     // MARK: Running
 
-    /// Runs every node on its own thread until all reach end of stream, one fails, or `cancel()`.
-    /// Every node is closed afterwards, whatever the outcome.
+    /// Runs the graph until every node reaches end of stream, one fails, or `cancel()`, and
+    /// returns then. Every node is closed afterwards, whatever the outcome.
     /// - Throws: `GraphError.nodeFailed` with the first failing node, or `GraphError.cancelled`.
     @discardableResult
     public func run() throws -> GraphReport {
+        let outcome = OutcomeSlot()
+        try start { outcome.fill($0) }
+        return try outcome.wait().get()
+    }
+
+    /// Builds the graph if needed, starts it and returns at once: nodes run on the process's shared
+    /// workers (`NodeScheduler`), those that wait on the outside world on threads of their own.
+    /// `completion` gets the outcome once every node has ended and has been closed, on the thread
+    /// of the node that ended last.
+    /// - Throws: what `build()` throws, or `GraphError.alreadyRun`.
+    public func start(completion: @escaping @Sendable (Result<GraphReport, any Error>) -> Void) throws {
         try beginRun()
         let startTime = SystemClock().now
-        let workers = runners.map { runner in
-            WorkerThread { [self] in
-                do {
-                    while !stop.isStopped {
-                        switch try runner.step() {
-                        case .progressed: continue
-                        case .idle(let wake):
-                            clock.sleep(until: wake ?? clock.now + ClockTime(nanoseconds: 1_000_000), unless: stop)
-                        case .done: return
-                        case .ended(let error):
-                            record(runner.name, error)
-                            return
-                        }
-                    }
-                } catch {
-                    fail(runner.name, error)
-                }
+        let run = GraphRun(runners: runners, clock: clock, scheduler: scheduler) { [self] in
+            completion(Result { try endRun(elapsed: SystemClock().now - startTime) })
+        }
+        for runner in runners {
+            runner.run = run
+            if runner.node.execution == .ownThread { runner.parker = ThreadParker() }
+        }
+        let cancelledEarly = running.withLock { state -> Bool in
+            state.run = run
+            return state.cancelled
+        }
+        guard !runners.isEmpty else {
+            completion(Result { try endRun(elapsed: .zero) })
+            return
+        }
+        scheduler.startIfNeeded()
+        if cancelledEarly { run.cancel() }
+        for runner in runners {
+            if runner.parker != nil {
+                WorkerThread.detached { runner.runOnOwnThread() }
+            } else {
+                runner.wake()
             }
         }
-        workers.forEach { $0.join() }
-        return try endRun(elapsed: SystemClock().now - startTime)
     }
 
     /// Runs every node on the calling thread, one step at a time, in a fixed order. When no node
@@ -187,21 +209,22 @@ public final class Graph: @unchecked Sendable {
     public func runDeterministic() throws -> GraphReport {
         guard let manual = clock as? ManualClock else { throw GraphError.needsManualClock }
         try beginRun()
-        runners.forEach { $0.makeNonBlocking() }
+        let run = GraphRun(runners: [], clock: clock, scheduler: scheduler) {}
+        running.withLock { $0.run = run }
         let startTime = manual.now
         do {
             while runners.contains(where: { !$0.isDone }) {
-                if stop.isStopped { break }
+                if run.isStopping || running.withLock({ $0.cancelled }) { break }
                 var progressed = false
                 var earliestWake: ClockTime?
                 for runner in runners where !runner.isDone {
                     let result: StepResult
-                    do { result = try runner.step() } catch { fail(runner.name, error); break }
+                    do { result = try runner.step() } catch { run.fail(runner.name, error); break }
                     switch result {
                     case .progressed: progressed = true
                     case .done: runner.isDone = true; progressed = true
                     case .ended(let error):
-                        record(runner.name, error)
+                        run.record(runner.name, error)
                         runner.isDone = true
                         progressed = true
                     case .idle(let wake?): earliestWake = min(earliestWake ?? wake, wake)
@@ -222,13 +245,16 @@ public final class Graph: @unchecked Sendable {
         return try endRun(elapsed: manual.now - startTime)
     }
 
-    /// Runs the graph on its own threads without blocking the caller's; cancelling the calling
-    /// task cancels the graph.
+    /// Runs the graph without blocking the caller's thread; cancelling the calling task cancels
+    /// the graph. Building (which may wait, e.g. for a network stream's first keyframe) happens on
+    /// a short-lived thread of its own.
     @discardableResult
     public func run() async throws -> GraphReport {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                WorkerThread.detached { [self] in continuation.resume(with: Result { try run() as GraphReport }) }
+                WorkerThread.detached { [self] in
+                    do { try start { continuation.resume(with: $0) } } catch { continuation.resume(throwing: error) }
+                }
             }
         } onCancel: {
             cancel()
@@ -243,41 +269,25 @@ public final class Graph: @unchecked Sendable {
 
     private func endRun(elapsed: ClockTime) throws -> GraphReport {
         runners.forEach { $0.node.close() }
-        let outcome = outcome.withLock { $0 }
-        if let failure = outcome.failure { throw GraphError.nodeFailed(node: failure.node, error: failure.error) }
-        if outcome.cancelled { throw GraphError.cancelled }
+        let (run, cancelled) = running.withLock { ($0.run, $0.cancelled) }
+        let outcome = run?.outcome
+        if let failure = outcome?.failure { throw GraphError.nodeFailed(node: failure.node, error: failure.error) }
+        if cancelled || outcome?.cancelled == true { throw GraphError.cancelled }
         return GraphReport(elapsed: elapsed, nodes: runners.map(\.report))
     }
 
     /// Stops a run from any thread: queued items are dropped, every node is closed, and `run()`
-    /// throws `GraphError.cancelled`.
+    /// throws `GraphError.cancelled`. A graph cancelled before it starts ends at once.
     public func cancel() {
-        outcome.withLock { $0.cancelled = true }
-        stopAll()
-    }
-
-    /// Stops the run at the first error.
-    private func fail(_ node: String, _ error: any Error) {
-        record(node, error)
-        stopAll()
-    }
-
-    /// Keeps the first error as the run's outcome.
-    private func record(_ node: String, _ error: any Error) {
-        outcome.withLock { outcome in
-            if outcome.failure == nil && !outcome.cancelled { outcome.failure = (node, error) }
+        let run = running.withLock { state -> GraphRun? in
+            state.cancelled = true
+            return state.run
         }
-    }
-
-    private func stopAll() {
-        stop.stop()
-        for runner in runners {
-            for edge in runner.outputEdges { (edge as? any ClosableEdge)?.close() }
-        }
+        run?.cancel()
     }
 
     /// Sends an upstream event to `node` from outside the graph (e.g. an application asking an
-    /// encoder for a keyframe). It is handled on the node's thread before its next item.
+    /// encoder for a keyframe). It is handled where the node runs, before its next item.
     public func post(_ event: UpstreamEvent, to node: some MediaNode) {
         runner(of: node)?.post(event)
     }
@@ -292,6 +302,26 @@ public final class Graph: @unchecked Sendable {
 
 protocol ClosableEdge: AnyObject { func close() }
 extension Edge: ClosableEdge {}
+
+/// Where a blocking `run()` waits for the outcome that `start` hands over.
+private final class OutcomeSlot: @unchecked Sendable {
+    private let lock = ConditionLock()
+    private var result: Result<GraphReport, any Error>?
+
+    func fill(_ result: Result<GraphReport, any Error>) {
+        lock.withLock {
+            self.result = result
+            lock.broadcast()
+        }
+    }
+
+    func wait() -> Result<GraphReport, any Error> {
+        lock.withLock {
+            while result == nil { lock.wait() }
+            return result!
+        }
+    }
+}
 
 /// Counters of one node after (or during) a run.
 public struct NodeReport: Sendable, Hashable {

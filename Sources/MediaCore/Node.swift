@@ -54,11 +54,24 @@ public struct NodeContext: Sendable {
     }
 }
 
-/// What every node of a graph has. A node is used by one thread at a time (the graph's worker for
-/// it), so it needs no locking of its own.
+/// Where a running graph calls a node (see `NodeScheduler`).
+public enum NodeExecution: Sendable, Hashable {
+    /// On the process's shared workers, between other nodes' steps: for nodes whose calls compute
+    /// and return (codecs, converters, packetizers, file readers and writers). Most nodes.
+    case shared
+    /// On a thread of the node's own: for nodes whose calls wait on the outside world (a socket, a
+    /// capture device, a sound card's clock, another graph's queue), which would hold a shared
+    /// worker idle while other graphs' work waits.
+    case ownThread
+}
+
+/// What every node of a graph has. A node is used by one thread at a time (a shared worker, or
+/// its own thread), so it needs no locking of its own.
 public protocol MediaNode: AnyObject {
     /// Names the node in errors and reports; unique within a graph.
     var name: String { get }
+    /// Where a running graph calls this node; `.shared` unless the node waits inside its calls.
+    var execution: NodeExecution { get }
     /// Reacts to an event sent by a downstream node. Returns false to pass it further upstream.
     func handle(_ event: UpstreamEvent) throws -> Bool
     /// Releases resources and makes output durable. Called once after every run, whether it ended
@@ -67,6 +80,7 @@ public protocol MediaNode: AnyObject {
 }
 
 extension MediaNode {
+    public var execution: NodeExecution { .shared }
     public func handle(_ event: UpstreamEvent) throws -> Bool { false }
     public func close() {}
 }

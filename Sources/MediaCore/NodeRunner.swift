@@ -47,15 +47,71 @@ class NodeRunner: @unchecked Sendable {
     func start(context: NodeContext) throws {}
     var outputEdges: [AnyObject] { [] }
     func attachOutput(_ edge: AnyObject) { preconditionFailure("\(name) has no output") }
-    func makeNonBlocking() {}
 
     // MARK: Running
 
     func step() throws -> StepResult { fatalError("subclass") }
 
-    /// Queues an event for this node; it is handled on the node's own thread before its next step.
+    /// Queues an event for this node; it is handled where the node runs, before its next step.
     func post(_ event: UpstreamEvent) {
         mailbox.withLock { $0.append(event) }
+        wake()
+    }
+
+    // MARK: Scheduling (see NodeScheduler)
+
+    /// The threaded run this node is part of; nil in a deterministic run, where nothing is woken.
+    var run: GraphRun?
+    /// Where the node stands with the shared workers (`ScheduleState`).
+    let schedule = Atomic<UInt8>(ScheduleState.idle.rawValue)
+    /// What an `.ownThread` node's thread sleeps on.
+    var parker: ThreadParker?
+    /// When the node's pending timer fires; guarded by the scheduler's lock.
+    var timerDeadline: ClockTime?
+
+    /// Makes the node run again soon: it has input, room for output, an event or a due timer. Safe
+    /// from any thread; costs one atomic operation when the node is already scheduled or running.
+    func wake() {
+        guard let run else { return }
+        if let parker { parker.unpark(); return }
+        var state = schedule.load(ordering: .acquiring)
+        while true {
+            let next: ScheduleState
+            switch ScheduleState(rawValue: state)! {
+            case .idle: next = .scheduled
+            case .running: next = .notified
+            case .scheduled, .notified, .finished: return
+            }
+            let (exchanged, original) = schedule.compareExchange(expected: state, desired: next.rawValue,
+                                                                 ordering: .acquiringAndReleasing)
+            if exchanged {
+                if next == .scheduled { run.scheduler.enqueue(self) }
+                return
+            }
+            state = original
+        }
+    }
+
+    /// Steps the node until it has nothing to do, ends, or the monotonic clock passes `sliceEnd`.
+    func runSlice(until sliceEnd: ClockTime) -> SliceOutcome {
+        guard let run else { return .finished }
+        while true {
+            if run.isStopping { return .finished }
+            let result: StepResult
+            do { result = try step() } catch {
+                run.fail(name, error)
+                return .finished
+            }
+            switch result {
+            case .progressed:
+                if SystemClock.monotonicNow >= sliceEnd { return .yielded }
+            case .idle(let wake): return .idle(wakeAt: wake)
+            case .done: return .finished
+            case .ended(let error):
+                run.record(name, error)
+                return .finished
+            }
+        }
     }
 
     /// Hands queued events to the node; those it does not handle travel on upstream.
@@ -117,7 +173,6 @@ class ProducerRunner<Output: MediaPayload>: NodeRunner, @unchecked Sendable {
 
     override var outputEdges: [AnyObject] { outputs }
     override func attachOutput(_ edge: AnyObject) { outputs.append(edge as! Edge<Output>) }
-    override func makeNonBlocking() { outputs.forEach { $0.makeNonBlocking() } }
 
     var outputsHaveRoom: Bool { haveRoom(outputs) }
 
@@ -181,7 +236,7 @@ final class TransformRunner<Transform: MediaTransform>: ProducerRunner<Transform
     override func step() throws -> StepResult {
         try deliverEvents()
         guard outputsHaveRoom else { return .idle(wakeAt: nil) }
-        guard let packet = input.pop() else { return input.blocking ? .done : .idle(wakeAt: nil) }
+        guard let packet = input.pop() else { return .idle(wakeAt: nil) }
         switch packet {
         case .item(let item):
             itemsIn.add(1, ordering: .relaxed)
@@ -211,7 +266,7 @@ final class SinkRunner<Sink: MediaSink>: NodeRunner, @unchecked Sendable {
 
     override func step() throws -> StepResult {
         try deliverEvents()
-        guard let packet = input.pop() else { return input.blocking ? .done : .idle(wakeAt: nil) }
+        guard let packet = input.pop() else { return .idle(wakeAt: nil) }
         switch packet {
         case .item(let item):
             try sink.consume(item)

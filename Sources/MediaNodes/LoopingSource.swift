@@ -34,6 +34,7 @@ public final class LoopingSource<Inner: MediaSource>: MediaSource {
     }
 
     public var name: String { first.name }
+    public var execution: NodeExecution { first.execution }
     public func outputCaps() throws -> Caps { try first.outputCaps() }
 
     public func start(output: MediaFormat, context: NodeContext) throws {

@@ -91,6 +91,9 @@ public final class RTPReceiverNode<Depacketizer: RTPDepacketizer>: MediaSource {
 
     private var isAudio: Bool { Depacketizer.codec == .opus }
 
+    /// `produce()` waits for packets on the transport.
+    public var execution: NodeExecution { .ownThread }
+
     public func outputCaps() throws -> Caps {
         let encoding = Encoding.compressed(Depacketizer.codec)
         if isAudio { return Caps(.audio(AudioFormat(encoding: encoding, sampleRate: Depacketizer.clockRate, channels: channels))) }

@@ -7,32 +7,41 @@ import MediaRTP
 import MediaTransport
 import Synchronization
 
-/// A graph run on a thread of its own: built there (a receiver's build waits for its first
-/// keyframe), then run until it ends or `stop()` cancels it.
-final class PipelineThread: @unchecked Sendable {
+/// A transceiver's graph, running on the shared workers until it ends or `stop()` cancels it. A
+/// graph not yet built is built first on a short-lived thread (a receiver's build waits for its
+/// first keyframe), which ends once the graph has started.
+final class RunningPipeline: @unchecked Sendable {
     let graph: Graph
     private let done = DispatchSemaphore(value: 0)
     private let outcome = Mutex<Result<GraphReport, any Error>?>(nil)
 
-    /// Starts `graph` on a new thread, building it there first unless it is `built`.
     init(graph: Graph, name: String, built: Bool = false) {
         self.graph = graph
-        let thread = Thread { [self] in
-            let result = Result { () throws -> GraphReport in
-                if !built { try graph.build() }
-                return try graph.run()
+        let begin: @Sendable () -> Void = { [self] in
+            do {
+                try graph.start { [self] result in end(result) }
+            } catch {
+                end(.failure(error))
             }
-            outcome.withLock { $0 = result }
-            done.signal()
         }
-        thread.name = name
-        thread.start()
+        if built {
+            begin()
+        } else {
+            let thread = Thread(block: begin)
+            thread.name = "build \(name)"
+            thread.start()
+        }
+    }
+
+    private func end(_ result: Result<GraphReport, any Error>) {
+        outcome.withLock { $0 = result }
+        done.signal()
     }
 
     /// How the graph ended; nil while it runs.
     var result: Result<GraphReport, any Error>? { outcome.withLock { $0 } }
 
-    /// Cancels the graph and waits for its thread to end.
+    /// Cancels the graph and waits for it to end.
     func stop() {
         graph.cancel()
         done.wait()
@@ -56,7 +65,7 @@ public final class PeerSender: @unchecked Sendable {
         var codec: NegotiatedCodec?
         var mid: String?
         var stream: RTPSendStream?
-        var pipeline: PipelineThread?
+        var pipeline: RunningPipeline?
         var encoderStatistics: () -> EncoderStatistics? = { nil }
         var stopped = false
     }
@@ -77,7 +86,7 @@ public final class PeerSender: @unchecked Sendable {
     /// with a keyframe, and timestamps continue from the last ones sent.
     public func replaceTrack(_ track: LocalTrack) throws(PeerConnectionError) {
         guard track.kind == kind else { throw .invalidState("cannot replace a \(kind.rawValue) track with a \(track.kind.rawValue) one") }
-        let running = state.withLock { state -> PipelineThread? in
+        let running = state.withLock { state -> RunningPipeline? in
             state.track = track
             defer { state.pipeline = nil }
             return state.pipeline
@@ -141,7 +150,7 @@ public final class PeerSender: @unchecked Sendable {
         } catch {
             throw .media("\(track.kind.rawValue) track \(track.id): \(error)")
         }
-        let pipeline = PipelineThread(graph: graph, name: "send \(kind.rawValue) \(ssrc)")
+        let pipeline = RunningPipeline(graph: graph, name: "send \(kind.rawValue) \(ssrc)")
         state.withLock { state in
             state.pipeline = pipeline
             state.encoderStatistics = encoderStatistics
@@ -191,7 +200,7 @@ public final class RemoteTrack: @unchecked Sendable {
     private let running = Mutex(Running())
 
     private struct Running: @unchecked Sendable {
-        var pipeline: PipelineThread?
+        var pipeline: RunningPipeline?
         var decoder: (() -> DecoderStatistics?)?
     }
 
@@ -253,7 +262,7 @@ public final class RemoteTrack: @unchecked Sendable {
         }
         let started = running.withLock { running -> Bool in
             guard running.pipeline == nil else { return false }
-            running = Running(pipeline: PipelineThread(graph: graph, name: "receive \(kind.rawValue) mid \(mid)"),
+            running = Running(pipeline: RunningPipeline(graph: graph, name: "receive \(kind.rawValue) mid \(mid)"),
                               decoder: decoderStatistics)
             return true
         }

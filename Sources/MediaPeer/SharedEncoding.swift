@@ -21,7 +21,7 @@ public final class SharedEncoding: @unchecked Sendable {
     private let encoder: any MediaNode
     private let subscribers = Mutex<[ObjectIdentifier: SharedEncodingQueue]>([:])
     private let encoderStatisticsOf: () -> EncoderStatistics
-    private var pipeline: PipelineThread?
+    private var pipeline: RunningPipeline?
     private let lock = Mutex(false)
 
     /// Builds the pipeline of `track` for `codec` now (a source that cannot be opened throws here),
@@ -42,7 +42,7 @@ public final class SharedEncoding: @unchecked Sendable {
         guard let format = graph.outputFormat(of: encoder) else { throw PeerConnectionError.media("the \(codec) encoder has no format") }
         self.format = format
         sink.publish = { [weak self] frame in self?.publish(frame) }
-        pipeline = PipelineThread(graph: graph, name: "shared \(kind.rawValue) \(codec)", built: true)
+        pipeline = RunningPipeline(graph: graph, name: "shared \(kind.rawValue) \(codec)", built: true)
     }
 
     deinit { stop() }
@@ -156,6 +156,9 @@ final class SharedEncodingSource: MediaSource {
         self.shared = shared
         queue = shared.subscribe()
     }
+
+    /// `produce()` waits for the shared pipeline's next frame.
+    var execution: NodeExecution { .ownThread }
 
     func outputCaps() throws -> Caps { Caps(shared.format) }
     func start(output: MediaFormat, context: NodeContext) throws {}

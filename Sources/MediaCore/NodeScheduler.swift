@@ -1,0 +1,383 @@
+import DequeModule
+import Glibc
+import Synchronization
+
+/// Where a node stands with the shared workers. `wake()` moves idle to scheduled (and queues the
+/// node) or running to notified; the worker running it moves running back to idle only if nobody
+/// woke it meanwhile, so that no wake-up is lost between a node's last look at its edges and its
+/// parking.
+enum ScheduleState: UInt8 {
+    case idle, scheduled, running, notified, finished
+}
+
+/// What a slice of a node's work came to.
+enum SliceOutcome {
+    /// The node has nothing to do; wake it at this time of the graph's clock, if given.
+    case idle(wakeAt: ClockTime?)
+    /// The slice's time is spent and the node could go on.
+    case yielded
+    /// The node reached its end, failed, or the run is stopping.
+    case finished
+}
+
+/// Runs the nodes of every threaded graph in the process on a few shared threads.
+///
+/// A node runs only when it can progress: it has input and room for output, an upstream event, or
+/// a due timer. The edges wake the node on the other side when that changes (`Edge`), timers wake
+/// paced sources (`Production.wait`), and a woken node joins a queue of ready nodes. Workers take
+/// nodes from that queue and step each for a slice (until it parks, or for at most `slice`), so
+/// a crossing between nodes costs a queue operation, not a thread switch. A node woken by the node a
+/// worker is running goes to that worker's *next* slot and runs right after it on the same thread,
+/// with its input still in the cache; only the node it displaces goes to the shared queue, where an
+/// idle worker is signalled. Slices are taken in order of readiness, so a graph's 40 µs Opus decode
+/// waits at most for the steps already running, never for a whole graph's backlog.
+///
+/// There are as many workers as cores. Codec calls are compute, and more threads than cores would
+/// only add switches; but a step can also take long or block (a 4K encode, a node that should have
+/// said `.ownThread`, a nested `Graph.run()`). The timer thread checks every `tick` whether work is
+/// queued while no worker has taken anything since its last look and fewer workers than cores were
+/// on a CPU (their threads' CPU clocks); if so a worker is blocked, and it starts one more, up to
+/// `maxWorkers`. An extra worker that stays idle for `retireAfter` ends. So the thread
+/// count follows the load that truly blocks, not the number of nodes or graphs: 500 calls run on
+/// the same few threads (plus one per `.ownThread` node).
+final class NodeScheduler: @unchecked Sendable {
+    /// The process's scheduler, started on first use.
+    static let shared = NodeScheduler(workers: max(2, sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+
+    /// The longest a node runs before the ready queue's next node gets its turn.
+    static let slice = ClockTime.milliseconds(2)
+    /// How often the timer thread checks for starvation while every worker is busy.
+    static let tick = ClockTime.milliseconds(5)
+    static let retireAfter = ClockTime.seconds(2)
+    /// How many nodes in a row a worker takes from its next slot before looking at the shared queue.
+    static let nextSlotStreak = 16
+
+    let baseWorkers: Int
+    let maxWorkers: Int
+
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let workAvailable = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private let timersChanged = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+
+    // Guarded by `mutex`.
+    private var ready = Deque<NodeRunner>(minimumCapacity: 256)
+    private var timers = TimerHeap()
+    private var workers = 0
+    private var idleWorkers = 0
+    /// Counts the nodes taken from `ready`, so that the timer thread can tell a stalled queue.
+    private var taken = 0
+    /// When the timer thread will next look; `.max` when it sleeps until signalled.
+    private var timerThreadWakes = ClockTime.max
+    private var started = false
+    private var due: [NodeRunner] = []
+    private var running: [Worker] = []
+
+    /// A worker's thread-local state: its next slot.
+    final class Worker {
+        unowned let scheduler: NodeScheduler
+        var next: NodeRunner?
+        var streak = 0
+        /// The CPU time clock of the worker's thread, and its reading at the timer thread's last
+        /// look (guarded by the scheduler's lock).
+        private var cpuClock = clockid_t()
+        private var cpuAtLastLook = ClockTime.zero
+
+        init(scheduler: NodeScheduler) {
+            self.scheduler = scheduler
+            pthread_getcpuclockid(pthread_self(), &cpuClock)
+        }
+
+        /// Whether the thread has been on a CPU for at least half of `span` since the last look.
+        func computed(forHalfOf span: ClockTime) -> Bool {
+            var spec = timespec()
+            clock_gettime(cpuClock, &spec)
+            let cpu = ClockTime(nanoseconds: Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec))
+            defer { cpuAtLastLook = cpu }
+            return (cpu - cpuAtLastLook).nanoseconds * 2 >= span.nanoseconds
+        }
+    }
+
+    private static let currentWorker: pthread_key_t = {
+        var key = pthread_key_t()
+        precondition(pthread_key_create(&key, nil) == 0)
+        return key
+    }()
+
+    private static var current: Worker? {
+        pthread_getspecific(currentWorker).map { Unmanaged<Worker>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    init(workers: Int, maxWorkers: Int? = nil) {
+        baseWorkers = workers
+        self.maxWorkers = maxWorkers ?? max(8, 4 * workers)
+        pthread_mutex_init(mutex, nil)
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(workAvailable, &attributes)
+        pthread_cond_init(timersChanged, &attributes)
+        pthread_condattr_destroy(&attributes)
+    }
+
+    /// The threads the scheduler has now (workers and its timer thread).
+    var threadCount: Int { locked { started ? workers + 1 : 0 } }
+
+    private func locked<T>(_ body: () throws -> T) rethrows -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
+    }
+
+    /// Starts the workers and the timer thread, once.
+    func startIfNeeded() {
+        locked {
+            guard !started else { return }
+            started = true
+            for _ in 0..<baseWorkers { startWorker(retiring: false) }
+            WorkerThread.detached { [self] in runTimers() }
+        }
+    }
+
+    /// Called with the lock held.
+    private func startWorker(retiring: Bool) {
+        workers += 1
+        WorkerThread.detached { [self] in work(retiring: retiring) }
+    }
+
+    // MARK: Ready nodes
+
+    /// Queues a node that `wake()` moved to scheduled.
+    func enqueue(_ runner: NodeRunner) {
+        if let worker = Self.current, worker.scheduler === self {
+            let displaced = worker.next
+            worker.next = runner
+            guard let displaced else { return }
+            push(displaced)
+        } else {
+            push(runner)
+        }
+    }
+
+    private func push(_ runner: NodeRunner) {
+        locked {
+            ready.append(runner)
+            if idleWorkers > 0 {
+                pthread_cond_signal(workAvailable)
+            } else if timerThreadWakes > SystemClock.monotonicNow + Self.tick {
+                // Every worker is busy: let the timer thread watch for starvation.
+                timerThreadWakes = .zero
+                pthread_cond_signal(timersChanged)
+            }
+        }
+    }
+
+    private func work(retiring: Bool) {
+        let worker = Worker(scheduler: self)
+        pthread_setspecific(Self.currentWorker, Unmanaged.passUnretained(worker).toOpaque())
+        locked { running.append(worker) }
+        while true {
+            let runner: NodeRunner
+            if let next = worker.next, worker.streak < Self.nextSlotStreak {
+                worker.next = nil
+                worker.streak += 1
+                runner = next
+            } else {
+                if let next = worker.next {
+                    // Let the shared queue go first now and then.
+                    worker.next = nil
+                    push(next)
+                }
+                worker.streak = 0
+                guard let taken = takeReady(retiring: retiring, worker) else { break }
+                runner = taken
+            }
+            run(runner)
+        }
+        pthread_setspecific(Self.currentWorker, nil)
+        withExtendedLifetime(worker) {}
+    }
+
+    /// The oldest ready node, waiting for one; nil when an extra worker has been idle long enough.
+    private func takeReady(retiring: Bool, _ worker: Worker) -> NodeRunner? {
+        locked {
+            while ready.isEmpty {
+                idleWorkers += 1
+                if retiring {
+                    let deadline = SystemClock.monotonicNow + Self.retireAfter
+                    wait(workAvailable, until: deadline)
+                    idleWorkers -= 1
+                    if ready.isEmpty && SystemClock.monotonicNow >= deadline {
+                        workers -= 1
+                        running.removeAll { $0 === worker }
+                        return nil
+                    }
+                } else {
+                    pthread_cond_wait(workAvailable, mutex)
+                    idleWorkers -= 1
+                }
+            }
+            taken &+= 1
+            return ready.removeFirst()
+        }
+    }
+
+    private func run(_ runner: NodeRunner) {
+        runner.schedule.store(ScheduleState.running.rawValue, ordering: .releasing)
+        let sliceEnd = SystemClock.monotonicNow + Self.slice
+        while true {
+            switch runner.runSlice(until: sliceEnd) {
+            case .yielded:
+                runner.schedule.store(ScheduleState.scheduled.rawValue, ordering: .releasing)
+                push(runner)
+                return
+            case .finished:
+                let previous = runner.schedule.exchange(ScheduleState.finished.rawValue, ordering: .acquiringAndReleasing)
+                precondition(previous != ScheduleState.finished.rawValue, "\(runner.name) ended twice")
+                runner.run?.nodeFinished()
+                return
+            case .idle(let wake):
+                if let wake, let run = runner.run { addTimer(runner, at: run.monotonicDeadline(for: wake)) }
+                let (parked, _) = runner.schedule.compareExchange(
+                    expected: ScheduleState.running.rawValue, desired: ScheduleState.idle.rawValue,
+                    ordering: .acquiringAndReleasing)
+                if parked { return }
+                // Woken while it looked: go on.
+                runner.schedule.store(ScheduleState.running.rawValue, ordering: .releasing)
+                if SystemClock.monotonicNow >= sliceEnd {
+                    runner.schedule.store(ScheduleState.scheduled.rawValue, ordering: .releasing)
+                    push(runner)
+                    return
+                }
+            }
+        }
+    }
+
+    // MARK: Timers
+
+    /// Wakes `runner` when the monotonic clock reads `deadline`; an earlier pending timer of the
+    /// node stands (the node asks again when it runs).
+    func addTimer(_ runner: NodeRunner, at deadline: ClockTime) {
+        locked {
+            if let pending = runner.timerDeadline, pending <= deadline { return }
+            runner.timerDeadline = deadline
+            timers.insert(deadline, runner)
+            if deadline < timerThreadWakes {
+                timerThreadWakes = deadline
+                pthread_cond_signal(timersChanged)
+            }
+        }
+    }
+
+    private func runTimers() {
+        pthread_mutex_lock(mutex)
+        var lastTaken = taken
+        while true {
+            let now = SystemClock.monotonicNow
+            while let (deadline, runner) = timers.first, deadline <= now {
+                timers.removeFirst()
+                // A timer that an earlier one replaced is stale.
+                if runner.timerDeadline == deadline {
+                    runner.timerDeadline = nil
+                    due.append(runner)
+                }
+            }
+            if !due.isEmpty {
+                pthread_mutex_unlock(mutex)
+                var index = 0
+                while index < due.count { due[index].wake(); index += 1 }
+                pthread_mutex_lock(mutex)
+                due.removeAll(keepingCapacity: true)
+                continue
+            }
+            var wakeAt = timers.first?.deadline ?? .max
+            if !ready.isEmpty && idleWorkers == 0 {
+                if taken == lastTaken && workers < maxWorkers && computingWorkers() < baseWorkers {
+                    startWorker(retiring: true)
+                }
+                wakeAt = min(wakeAt, now + Self.tick)
+            }
+            lastTaken = taken
+            timerThreadWakes = wakeAt
+            if wakeAt == .max { pthread_cond_wait(timersChanged, mutex) } else { wait(timersChanged, until: wakeAt) }
+        }
+    }
+
+    /// How many workers were on a CPU for most of the last tick: the others wait inside a step
+    /// (a blocking call) and leave a core unused. Called with the lock held.
+    private func computingWorkers() -> Int {
+        var computing = 0
+        for worker in running where worker.computed(forHalfOf: Self.tick) { computing += 1 }
+        return computing
+    }
+
+    /// Waits on `condition` (with the lock held) until signalled or the monotonic clock reads `deadline`.
+    private func wait(_ condition: UnsafeMutablePointer<pthread_cond_t>, until deadline: ClockTime) {
+        var spec = timespec(tv_sec: Int(deadline.nanoseconds / 1_000_000_000),
+                            tv_nsec: Int(deadline.nanoseconds % 1_000_000_000))
+        _ = pthread_cond_timedwait(condition, mutex, &spec)
+    }
+}
+
+/// The scheduler's pending timers, earliest first: a binary heap in an array that keeps its storage.
+struct TimerHeap {
+    private var entries: [(deadline: ClockTime, runner: NodeRunner)] = []
+
+    init() { entries.reserveCapacity(256) }
+
+    var first: (deadline: ClockTime, runner: NodeRunner)? { entries.first }
+
+    mutating func insert(_ deadline: ClockTime, _ runner: NodeRunner) {
+        entries.append((deadline, runner))
+        var child = entries.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard entries[child].deadline < entries[parent].deadline else { break }
+            entries.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    mutating func removeFirst() {
+        entries.swapAt(0, entries.count - 1)
+        entries.removeLast()
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1, right = left + 1
+            var smallest = parent
+            if left < entries.count && entries[left].deadline < entries[smallest].deadline { smallest = left }
+            if right < entries.count && entries[right].deadline < entries[smallest].deadline { smallest = right }
+            guard smallest != parent else { return }
+            entries.swapAt(parent, smallest)
+            parent = smallest
+        }
+    }
+}
+
+/// What an `.ownThread` node's thread sleeps on between steps: `unpark()` ends the current or the
+/// next `park`.
+final class ThreadParker: @unchecked Sendable {
+    private let lock = ConditionLock()
+    private var notified = false
+
+    func unpark() {
+        lock.withLock {
+            notified = true
+            lock.broadcast()
+        }
+    }
+
+    /// Sleeps until unparked or until the monotonic clock reads `deadline` (nil: no limit).
+    func park(until deadline: ClockTime?) {
+        lock.withLock {
+            while !notified {
+                if let deadline {
+                    guard SystemClock.monotonicNow < deadline else { break }
+                    lock.wait(until: deadline)
+                } else {
+                    lock.wait()
+                }
+            }
+            notified = false
+        }
+    }
+}

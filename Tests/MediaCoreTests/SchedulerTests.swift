@@ -1,0 +1,143 @@
+import Foundation
+@testable import MediaCore
+import Testing
+
+/// The shared workers that step every threaded graph (`NodeScheduler`): threads that do not grow
+/// with graphs, no lost wake-up, and no graph stalled behind another's long or blocking calls.
+@Suite struct SchedulerTests {
+    /// 300 graphs of four nodes at once: with a thread per node this process would start 1200.
+    @Test func manyGraphsShareAFewThreads() throws {
+        let before = processThreads()
+        let graphs = 300, frames = 40
+        let finished = DispatchGroup()
+        let failures = Counter()
+        var sinks: [CollectingSink] = []
+        var peak = before
+        for index in 0..<graphs {
+            let graph = Graph(edgeCapacity: 2)
+            let first = StageTransform(name: "first"), second = StageTransform(name: "second")
+            let sink = CollectingSink()
+            sinks.append(sink)
+            graph.add(sink, input: graph.add(second, input: graph.add(first, input: graph.add(PatternSource(name: "source \(index)", count: frames)))))
+            finished.enter()
+            try graph.start { result in
+                if case .failure = result { failures.add() }
+                finished.leave()
+            }
+            if index % 50 == 0 { peak = max(peak, processThreads()) }
+        }
+        while finished.wait(timeout: .now() + .milliseconds(20)) == .timedOut { peak = max(peak, processThreads()) }
+        #expect(failures.value == 0)
+        #expect(sinks.allSatisfy { $0.indices == Array(0..<frames) && $0.finished })
+        #expect(peak - before < 60, "threads went from \(before) to \(peak)")
+        #expect(NodeScheduler.shared.threadCount <= NodeScheduler.shared.maxWorkers + 1)
+    }
+
+    /// Edges of one item, many graphs, many items: a wake-up lost between a node's last look at
+    /// its edge and its parking would leave a graph stalled for ever (the test's time limit).
+    @Test func noWakeUpIsLostOnBusyOneItemEdges() throws {
+        let finished = DispatchGroup()
+        let failures = Counter()
+        var sinks: [CollectingSink] = []
+        for index in 0..<40 {
+            let graph = Graph(edgeCapacity: 1)
+            let sink = CollectingSink()
+            sinks.append(sink)
+            var port = graph.add(PatternSource(name: "source \(index)", count: 2_000))
+            for stage in 0..<3 { port = graph.add(StageTransform(name: "stage \(stage)"), input: port) }
+            graph.add(sink, input: port)
+            finished.enter()
+            try graph.start { result in
+                if case .failure = result { failures.add() }
+                finished.leave()
+            }
+        }
+        #expect(finished.wait(timeout: .now() + .seconds(120)) == .success, "a graph stalled")
+        #expect(failures.value == 0)
+        #expect(sinks.allSatisfy { $0.indices == (0..<2_000).map { $0 % 256 } })
+    }
+
+    /// Both workers of a scheduler are held by steps that block for a second; a third graph still
+    /// runs at once, on a worker the scheduler adds because its queue stopped moving.
+    @Test func aGraphIsNotStalledBehindBlockedWorkers() throws {
+        let scheduler = NodeScheduler(workers: 2, maxWorkers: 4)
+        let blocked = DispatchGroup()
+        for index in 0..<2 {
+            let graph = Graph(scheduler: scheduler)
+            let stage = StageTransform(name: "blocking")
+            stage.delayMicroseconds = 1_000_000
+            graph.add(CollectingSink(), input: graph.add(stage, input: graph.add(PatternSource(name: "source \(index)", count: 2))))
+            blocked.enter()
+            try graph.start { _ in blocked.leave() }
+        }
+        usleep(50_000)   // both workers are inside their first second-long step
+        let graph = Graph(scheduler: scheduler)
+        let sink = CollectingSink()
+        graph.add(sink, input: graph.add(StageTransform(name: "quick"), input: graph.add(PatternSource(count: 20))))
+        let start = SystemClock().now
+        try graph.run()
+        let elapsed = (SystemClock().now - start).seconds
+        #expect(sink.indices == Array(0..<20))
+        #expect(elapsed < 0.8, "waited \(elapsed) s for the blocked workers")
+        #expect(scheduler.threadCount <= 5)
+        blocked.wait()
+    }
+
+    /// A source that waits inside `produce()` says `.ownThread`, so even a scheduler with one
+    /// worker and no extra ones keeps running other graphs while it waits.
+    @Test func anOwnThreadNodeWaitsWithoutHoldingAWorker() throws {
+        let scheduler = NodeScheduler(workers: 1, maxWorkers: 1)
+        let gate = DispatchSemaphore(value: 0)
+        let waiting = Graph(scheduler: scheduler)
+        let waitingSink = CollectingSink(name: "after gate")
+        waiting.add(waitingSink, input: waiting.add(GatedSource(gate: gate)))
+        let waited = DispatchSemaphore(value: 0)
+        try waiting.start { _ in waited.signal() }
+
+        let other = Graph(scheduler: scheduler)
+        let sink = CollectingSink()
+        other.add(sink, input: other.add(StageTransform(name: "stage"), input: other.add(PatternSource(count: 50))))
+        try other.run()
+        #expect(sink.indices == Array(0..<50))
+        #expect(waitingSink.indices.isEmpty)
+
+        gate.signal()
+        #expect(waited.wait(timeout: .now() + .seconds(30)) == .success)
+        #expect(waitingSink.indices == [7])
+    }
+
+    private func processThreads() -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Threads:") }) else { return 0 }
+        return Int(line.dropFirst("Threads:".count).trimmingCharacters(in: .whitespaces)) ?? 0
+    }
+}
+
+/// Waits for its gate inside `produce()`, then gives one picture numbered 7 and ends.
+private final class GatedSource: MediaSource {
+    let name = "gated"
+    let gate: DispatchSemaphore
+    private var given = false
+    private let pool = BufferPool(name: "gated")
+    var execution: NodeExecution { .ownThread }
+
+    init(gate: DispatchSemaphore) { self.gate = gate }
+
+    func outputCaps() throws -> Caps { Caps(.video(smallVideo)) }
+    func start(output: MediaFormat, context: NodeContext) throws {}
+    func produce() throws -> Production<VideoFrame> {
+        guard !given else { return .end }
+        gate.wait()
+        given = true
+        let frame = VideoFrame(width: smallVideo.width, height: smallVideo.height, pts: .zero(smallVideo.frameRate.reciprocal), pool: pool)
+        frame.plane(0)[0] = 7
+        return .item(frame)
+    }
+}
+
+private final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    func add() { lock.withLock { count += 1 } }
+    var value: Int { lock.withLock { count } }
+}
