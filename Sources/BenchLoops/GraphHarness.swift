@@ -57,7 +57,7 @@ public final class SampleCounter: MediaSink {
     public func finish() throws {}
 }
 
-/// Runs `items` of `format` through source -> `node` -> `sink` (one thread per node) and returns the sink.
+/// Runs `items` of `format` through source -> `node` -> `sink` and returns the sink.
 public func runThroughGraph<Node: MediaTransform, Sink: MediaSink>(_ items: ArraySlice<Node.Input>, format: MediaFormat,
                                                                    through node: Node, into sink: Sink) throws -> Sink
 where Sink.Input == Node.Output {
@@ -67,7 +67,7 @@ where Sink.Input == Node.Output {
     return sink
 }
 
-/// Runs `items` of `format` through a graph, source -> `encoder` (one thread per node) -> byte
+/// Runs `items` of `format` through a graph, source -> `encoder` -> byte
 /// counter, and returns the compressed bytes.
 public func encodeThroughGraph<Encoder: MediaTransform>(_ items: ArraySlice<Encoder.Input>, format: MediaFormat,
                                                         with encoder: Encoder) throws -> Int

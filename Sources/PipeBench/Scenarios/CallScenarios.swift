@@ -51,20 +51,31 @@ struct LoopbackCall {
         sender = try Transcoder(input: input, sendingTo: destination, options: sending)
     }
 
-    /// Runs the receiver on a thread of its own and the sender on `start`'s; waits for both.
+    /// Starts every call's sender and receiver on the shared scheduler (a receiver is built first on
+    /// a short-lived thread: it waits for its first keyframe), runs `probe`, and waits for all.
     static func run(_ calls: [LoopbackCall], whileRunning probe: () -> Void = {}) throws {
         let failures = Mutex<[String]>([])
-        var threads: [WorkerThread] = []
+        let ended = DispatchGroup()
+        let end: @Sendable (String, Result<GraphReport, any Error>) -> Void = { side, result in
+            if case .failure(let error) = result { failures.withLock { $0.append("\(side): \(error)") } }
+            ended.leave()
+        }
         for call in calls {
-            threads.append(WorkerThread {
-                do { _ = try call.receiver.run() } catch { failures.withLock { $0.append("receiver: \(error)") } }
-            })
-            threads.append(WorkerThread {
-                do { _ = try call.sender.run() } catch { failures.withLock { $0.append("sender: \(error)") } }
-            })
+            ended.enter()
+            ended.enter()
+            let receiver = call.receiver
+            Thread.detachNewThread {
+                do {
+                    try receiver.build()
+                    try receiver.graph.start { end("receiver", $0) }
+                } catch {
+                    end("receiver", .failure(error))
+                }
+            }
+            do { try call.sender.graph.start { end("sender", $0) } } catch { end("sender", .failure(error)) }
         }
         probe()
-        threads.forEach { $0.join() }
+        ended.wait()
         calls.forEach { try? FileManager.default.removeItem(atPath: $0.outputPath) }
         if let first = failures.withLock({ $0.first }) { throw CallScenarioError.failed(first) }
     }
@@ -170,6 +181,7 @@ struct CallScaleScenario: Scenario {
         var keptUp: Bool
         var cpuPerCall: Double
         var bytesPerCall: Double
+        var threadsPerCall: Double
         var worstP95: ClockTime
         var worstDelivery: Double
     }
@@ -178,15 +190,18 @@ struct CallScaleScenario: Scenario {
         // Video: 25 frames/s; audio: the encoder's 20 ms packets from 10 ms WAV blocks (the limit counts blocks).
         let frames = Int(Self.trialSeconds * (codec == .opus ? 100 : 25))
         let rssBefore = Self.residentBytes()
+        let threadsBefore = Self.threads()
         let calls = try (0..<count).map {
             try LoopbackCall(input: input, codec: codec, frames: frames, bitrate: codec == .opus ? 32_000 : 150_000,
                              impairment: nil, tag: "\(name)-\($0)")
         }
         var rssDuring = rssBefore
+        var threadsDuring = threadsBefore
         let (_, wall, cpu) = try ProcessClock.measure {
             try LoopbackCall.run(calls) {
                 usleep(useconds_t(Self.trialSeconds / 2 * 1e6))
                 rssDuring = Self.residentBytes()
+                threadsDuring = Self.threads()
             }
         }
         var worstP95 = ClockTime.zero
@@ -200,7 +215,7 @@ struct CallScaleScenario: Scenario {
         let saturated = cpu / wall > Double(ProcessInfo.processInfo.activeProcessorCount) * 0.95
         return Trial(count: count, keptUp: worstP95 < Self.lateness && worstDelivery >= 0.95 && !saturated,
                      cpuPerCall: cpu / wall / Double(count), bytesPerCall: Double(rssDuring - rssBefore) / Double(count),
-                     worstP95: worstP95, worstDelivery: worstDelivery)
+                     threadsPerCall: Double(threadsDuring - threadsBefore) / Double(count), worstP95: worstP95, worstDelivery: worstDelivery)
     }
 
     func run(_ size: RunSize) throws -> ScenarioResult {
@@ -225,16 +240,21 @@ struct CallScaleScenario: Scenario {
         var metrics = [Metric("calls in real time", Double(good?.count ?? 0), unit: "calls")]
         if let good {
             metrics += [Metric("cpu per call", good.cpuPerCall * 100, unit: "% of a core", higherIsBetter: false),
-                        Metric("memory per call", good.bytesPerCall / 1_048_576, unit: "MiB", higherIsBetter: false)]
+                        Metric("memory per call", good.bytesPerCall / 1_048_576, unit: "MiB", higherIsBetter: false),
+                        Metric("threads per call", good.threadsPerCall, unit: "threads", higherIsBetter: false)]
         }
         let notes = trials.map { trial in
             "\(trial.count) calls: \(trial.keptUp ? "real time" : "behind"), worst end-to-end p95 "
                 + "\(String(format: "%.1f", trial.worstP95.seconds * 1000)) ms, worst delivery "
-                + "\(String(format: "%.0f", trial.worstDelivery * 100))%, \(String(format: "%.1f", trial.cpuPerCall * 100))% CPU per call"
+                + "\(String(format: "%.0f", trial.worstDelivery * 100))%, \(String(format: "%.1f", trial.cpuPerCall * 100))% CPU per call, "
+                + "\(String(format: "%.1f", trial.threadsPerCall)) threads per call"
         } + ["\(Self.trialSeconds) s per trial; behind: <95% of frames delivered, end-to-end p95 >= "
              + "\(Self.lateness.seconds * 1000) ms, or CPU over 95% of the cores"]
         return ScenarioResult(scenario: name, metrics: metrics, notes: notes, seconds: ProcessClock.now() - start)
     }
+
+    /// Threads of the process now (/proc/self/task).
+    static func threads() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? 0 }
 
     /// Resident memory of the process (/proc/self/statm), in bytes.
     static func residentBytes() -> Int {

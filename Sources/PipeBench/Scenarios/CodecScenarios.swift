@@ -1,5 +1,5 @@
-// Encoding and decoding per codec through the graph (source -> codec node -> sink, one thread per
-// node) against the same library in a bare C loop, same settings, same frames.
+// Encoding and decoding per codec through the graph (source -> codec node -> sink, on the shared
+// scheduler) against the same library in a bare C loop, same settings, same frames.
 import BenchLoops
 import Sluice
 
