@@ -41,8 +41,9 @@ enum SliceOutcome {
 /// count follows the load that truly blocks, not the number of nodes or graphs: 500 calls run on
 /// the same few threads (plus one per `.ownThread` node).
 final class NodeScheduler: @unchecked Sendable {
-    /// The process's scheduler, started on first use.
-    static let shared = NodeScheduler(workers: max(2, sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    /// The process's scheduler, started on first use: one worker per core, or `SLUICE_WORKERS`.
+    static let shared = NodeScheduler(workers: getenv("SLUICE_WORKERS").flatMap { Int(String(cString: $0)) }.map { max(1, $0) }
+                                          ?? max(2, sysconf(Int32(_SC_NPROCESSORS_ONLN))))
 
     /// The longest a node runs before the ready queue's next node gets its turn.
     static let slice = ClockTime.milliseconds(2)
