@@ -140,6 +140,10 @@ public final class RTPReceiveStream: @unchecked Sendable {
         public var maximumDelay: ClockTime
         public var nack: Bool
         public var limits: RTPReceiveLimits
+        /// Ends this stream with the others of its recording (`RTPReceiverNode.together`).
+        public var together: StopSignal?
+        /// The receiver node's name, unique in its graph.
+        public var name = "rtp-receiver"
 
         public init(codec: CodecName, payloadType: UInt8, ssrc: UInt32? = nil, rtx: (payloadType: UInt8, ssrc: UInt32)? = nil,
                     local: SocketAddress = .unspecified, multiplexed: Bool = true, rtcpPort: UInt16? = nil,
@@ -206,7 +210,7 @@ public final class RTPReceiveStream: @unchecked Sendable {
         let session = RTPReceiveSession(depacketizer: depacketizer, configuration: configuration, transport: carrier)
         session.tracer = tracer
         let receiver = RTPReceiverNode(session: session, limits: settings.limits, frameRate: settings.frameRate,
-                                       channels: settings.channels)
+                                       channels: settings.channels, together: settings.together, name: settings.name)
         return (receiver.name, carrier, { session.statistics }, { receiver.endReason?.rawValue },
                 { graph in (graph.add(receiver), receiver) }, { session.close() })
     }

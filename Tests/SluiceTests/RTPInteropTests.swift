@@ -312,4 +312,47 @@ import TestSupport
             #expect(bytes == 40 * 640 * 360 * 3 / 2, "every frame")
         }
     }
+    /// Whether a socket on this machine is bound to UDP `port` (the kernel's table, read without
+    /// binding: a test bind could take the port from the process about to bind it).
+    static func isBound(udpPort port: UInt16) -> Bool {
+        let table = (try? String(contentsOfFile: "/proc/net/udp", encoding: .utf8)) ?? ""
+        let needle = ":" + String(format: "%04X", port) + " "
+        return table.split(separator: "\n").contains { $0.split(separator: " ").dropFirst().first.map { "\($0) ".hasSuffix(needle) } ?? false }
+    }
+
+    /// `sluice receive` records the VP8 and Opus that ffmpeg sends (one SDP with two sections) into one
+    /// file, and its help says how.
+    @Test(arguments: ["call.webm", "call.mkv"])
+    func audioAndVideoFromFFmpegAreRecordedIntoOneFile(name: String) throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            let sluice = TestSupport.productsDirectory.appendingPathComponent("sluice").path
+            let help = try TestSupport.run(sluice, ["receive", "--help"])
+            #expect(help.stdoutText.contains("sluice receive call.sdp call.webm"), "\(help.stdoutText)")
+            let input = try ContainerTranscodeTests.makeMP4(in: dir, frames: 75)
+            let videoPort = try Self.freePortPair()
+            var audioPort = try Self.freePortPair()
+            while audioPort == videoPort { audioPort = try Self.freePortPair() }
+            let outputs = ["-map", "0:v", "-c:v", "libvpx", "-g", "25", "-f", "rtp", "rtp://127.0.0.1:\(videoPort)",
+                           "-map", "0:a", "-c:a", "libopus", "-f", "rtp", "rtp://127.0.0.1:\(audioPort)"]
+            let sdp = dir.file("call.sdp"), output = dir.file(name)
+            try TestSupport.ffmpeg(["-i", input, "-frames:v", "1", "-frames:a", "1"] + outputs + ["-sdp_file", sdp])
+            let receiving = TestSupport.start(sluice, ["receive", sdp, output, "--quiet", "--timeout", "2"], timeout: 60)
+            for _ in 0..<200 where !(Self.isBound(udpPort: videoPort) && Self.isBound(udpPort: audioPort)) { usleep(25_000) }
+            let sender = try TestSupport.run("ffmpeg", ["-nostdin", "-hide_banner", "-loglevel", "error", "-re", "-i", input] + outputs, timeout: 30)
+            #expect(sender.status == 0, "ffmpeg: \(sender.stderr)")
+            let received = try receiving.wait()
+            #expect(received.status == 0, "sluice receive: \(received.stderr)")
+            #expect(received.stdoutText.contains("received rtp://127.0.0.1:\(videoPort) -> \(output)"), "\(received.stdoutText)")
+            #expect(received.stdoutText.contains("received rtp://127.0.0.1:\(audioPort) -> \(output)"), "\(received.stdoutText)")
+            let video = try ContainerTranscodeTests.probe(output, stream: "v:0"), audio = try ContainerTranscodeTests.probe(output, stream: "a:0")
+            #expect(video["codec_name"] == "vp8" && audio["codec_name"] == "opus", "\(video) \(audio)")
+            // Listening before ffmpeg starts, every frame arrives: 75 pictures, 3 s of 20 ms packets.
+            #expect(video["nb_read_frames"] == "75", "\(video)")
+            let packets = Int(audio["nb_read_frames"] ?? "") ?? 0
+            #expect((148...152).contains(packets), "\(packets) Opus packets for 3 s")
+            let seconds = try ContainerTranscodeTests.duration(output)
+            #expect(abs(seconds - 3.0) < 0.1, "\(seconds) s")
+            #expect(try ContainerTranscodeTests.decodesCleanly(output))
+        }
+    }
 }
