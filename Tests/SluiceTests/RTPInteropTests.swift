@@ -321,14 +321,15 @@ import TestSupport
     }
 
     /// `sluice receive` records the VP8 and Opus that ffmpeg sends (one SDP with two sections) into one
-    /// file, and its help says how.
+    /// file, in sync (the flash-and-beep clip of `AVSyncTests`), and its help says how.
     @Test(arguments: ["call.webm", "call.mkv"])
     func audioAndVideoFromFFmpegAreRecordedIntoOneFile(name: String) throws {
         try TestSupport.withTemporaryDirectory { dir in
             let sluice = TestSupport.productsDirectory.appendingPathComponent("sluice").path
             let help = try TestSupport.run(sluice, ["receive", "--help"])
             #expect(help.stdoutText.contains("sluice receive call.sdp call.webm"), "\(help.stdoutText)")
-            let input = try ContainerTranscodeTests.makeMP4(in: dir, frames: 75)
+            let input = dir.file("clip.mp4")
+            try AVSyncTests.makeInput(input, audioCodec: "aac")
             let videoPort = try Self.freePortPair()
             var audioPort = try Self.freePortPair()
             while audioPort == videoPort { audioPort = try Self.freePortPair() }
@@ -346,13 +347,17 @@ import TestSupport
             #expect(received.stdoutText.contains("received rtp://127.0.0.1:\(audioPort) -> \(output)"), "\(received.stdoutText)")
             let video = try ContainerTranscodeTests.probe(output, stream: "v:0"), audio = try ContainerTranscodeTests.probe(output, stream: "a:0")
             #expect(video["codec_name"] == "vp8" && audio["codec_name"] == "opus", "\(video) \(audio)")
-            // Listening before ffmpeg starts, every frame arrives: 75 pictures, 3 s of 20 ms packets.
-            #expect(video["nb_read_frames"] == "75", "\(video)")
+            // Listening before ffmpeg starts, every frame arrives: 100 pictures, 4 s of 20 ms packets.
+            #expect(video["nb_read_frames"] == "100", "\(video)")
             let packets = Int(audio["nb_read_frames"] ?? "") ?? 0
-            #expect((148...152).contains(packets), "\(packets) Opus packets for 3 s")
+            #expect((198...202).contains(packets), "\(packets) Opus packets for 4 s")
             let seconds = try ContainerTranscodeTests.duration(output)
-            #expect(abs(seconds - 3.0) < 0.1, "\(seconds) s")
+            #expect(abs(seconds - 4.0) < 0.1, "\(seconds) s")
             #expect(try ContainerTranscodeTests.decodesCleanly(output))
+            // Each track starts at its first frame, which left ffmpeg together: within one frame.
+            for offset in try AVSyncTests.offsets(in: output, scratch: dir) {
+                #expect(abs(offset) < 0.04, "audio \(Int(offset * 1000)) ms from video")
+            }
         }
     }
 }
