@@ -39,6 +39,8 @@ public final class RTPSendStream: @unchecked Sendable {
         public var impairment: ImpairmentProfile?
         /// SDES keys for a UDP transport.
         public var srtp: SRTPParameters?
+        /// The sender node's name, unique in its graph.
+        public var name = "rtp-sender"
 
         public init(codec: CodecName, payloadType: UInt8, ssrc: UInt32 = .random(in: 1...UInt32.max),
                     rtx: (payloadType: UInt8, ssrc: UInt32)? = nil, maxPayloadSize: Int = 1200,
@@ -101,8 +103,8 @@ public final class RTPSendStream: @unchecked Sendable {
         }
         let session = RTPSendSession(packetizer: packetizer, configuration: configuration, transport: carrier)
         if let tracer { session.trace(with: tracer) }
-        return ("rtp-sender", carrier, { session.statistics },
-                { graph, port, owns in graph.add(RTPSenderNode(session: session, ownsSession: owns), input: port) },
+        return (settings.name, carrier, { session.statistics },
+                { graph, port, owns in graph.add(RTPSenderNode(session: session, ownsSession: owns, name: settings.name), input: port) },
                 { session.close() })
     }
 

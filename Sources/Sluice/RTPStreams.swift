@@ -30,10 +30,10 @@ public struct RTPDestination: Sendable {
     /// The payload type used for `codec`.
     public func payloadType(for codec: CodecName) -> UInt8 { payloadType ?? (codec == .opus ? 111 : 96) }
 
-    /// A sender for `codec` with its session's sockets bound.
-    func makeSender(codec: CodecName, tracer: FrameTracer? = nil) throws -> RTPSenderHandle {
+    /// A sender for `codec` with its session's sockets bound; `name` is its node's in the graph.
+    func makeSender(codec: CodecName, tracer: FrameTracer? = nil, name: String = "rtp-sender") throws -> RTPSenderHandle {
         guard RTPPayloadFormats.codecs.contains(codec) else { throw TranscodeError.incompatible(RTPStreamError.noPayloadFormat(codec).description) }
-        return try RTPSenderHandle(destination: self, codec: codec, tracer: tracer)
+        return try RTPSenderHandle(destination: self, codec: codec, tracer: tracer, name: name)
     }
 }
 
@@ -55,17 +55,17 @@ public final class RTPSenderHandle: @unchecked Sendable {
     public let statistics: @Sendable () -> RTPSendStatistics
     private let attach: (Graph, Port<EncodedFrame>) -> Void
 
-    init(destination: RTPDestination, codec: CodecName, tracer: FrameTracer?) throws {
+    init(destination: RTPDestination, codec: CodecName, tracer: FrameTracer?, name: String) throws {
         let payloadType = destination.payloadType(for: codec)
         let rtx = destination.rtxPayloadType.map { (payloadType: $0, ssrc: destination.rtxSSRC) }
-        let stream = try RTPSendStream(
-            RTPSendStream.Settings(codec: codec, payloadType: payloadType, ssrc: destination.ssrc, rtx: rtx,
-                                   maxPayloadSize: destination.maxPayloadSize,
-                                   h264PacketizationMode: destination.h264PacketizationMode, remote: destination.address,
-                                   multiplexed: destination.multiplexed, impairment: destination.impairment,
-                                   srtp: destination.srtp),
-            tracer: tracer)
-        name = stream.name
+        var settings = RTPSendStream.Settings(codec: codec, payloadType: payloadType, ssrc: destination.ssrc, rtx: rtx,
+                                              maxPayloadSize: destination.maxPayloadSize,
+                                              h264PacketizationMode: destination.h264PacketizationMode, remote: destination.address,
+                                              multiplexed: destination.multiplexed, impairment: destination.impairment,
+                                              srtp: destination.srtp)
+        settings.name = name
+        let stream = try RTPSendStream(settings, tracer: tracer)
+        self.name = stream.name
         self.codec = codec
         self.payloadType = payloadType
         clockRate = stream.clockRate

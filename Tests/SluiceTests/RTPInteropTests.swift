@@ -360,4 +360,33 @@ import TestSupport
             }
         }
     }
+    /// `sluice send clip.mp4 --audio-to` sends the video as it is and the AAC as Opus, in one SDP that
+    /// `sluice receive` records into one Matroska file: every frame and packet, ended by both BYEs, in sync.
+    @Test func sluiceSendsAudioAndVideoThatSluiceReceivesIntoOneFile() throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            let sluice = TestSupport.productsDirectory.appendingPathComponent("sluice").path
+            let input = dir.file("clip.mp4"), sdp = dir.file("call.sdp"), output = dir.file("call.mkv")
+            try AVSyncTests.makeInput(input, audioCodec: "aac")
+            let videoPort = try Self.freePortPair()
+            var audioPort = try Self.freePortPair()
+            while audioPort == videoPort { audioPort = try Self.freePortPair() }
+            let sending = TestSupport.start(sluice, ["send", input, "--to", "127.0.0.1:\(videoPort)", "--audio-to", "127.0.0.1:\(audioPort)",
+                                                     "--sdp", sdp, "--wait", "2", "--quiet"], timeout: 60)
+            for _ in 0..<200 where !FileManager.default.fileExists(atPath: sdp) { usleep(25_000) }
+            let received = try TestSupport.run(sluice, ["receive", sdp, output, "--quiet", "--timeout", "5"], timeout: 60)
+            let sent = try sending.wait()
+            #expect(sent.status == 0 && received.status == 0, "send: \(sent.stderr) receive: \(received.stderr)")
+            #expect(sent.stdoutText.contains("audio    aac -> rtp://127.0.0.1:\(audioPort) (OPUS, payload type 111"), "\(sent.stdoutText)")
+            let description = try SessionDescription(contentsOfFile: sdp)
+            #expect(description.media.map(\.type) == ["video", "audio"] && description.media.map(\.port) == [Int(videoPort), Int(audioPort)])
+            #expect(received.stdoutText.components(separatedBy: "(the sender said BYE)").count == 3, "\(received.stdoutText)")
+            let video = try ContainerTranscodeTests.probe(output, stream: "v:0"), audio = try ContainerTranscodeTests.probe(output, stream: "a:0")
+            #expect(video["codec_name"] == "h264" && video["nb_read_frames"] == "100", "\(video)")
+            let packets = Int(audio["nb_read_frames"] ?? "") ?? 0
+            #expect(audio["codec_name"] == "opus" && (199...202).contains(packets), "\(audio)")
+            for offset in try AVSyncTests.offsets(in: output, scratch: dir) {
+                #expect(abs(offset) < 0.04, "audio \(Int(offset * 1000)) ms from video")
+            }
+        }
+    }
 }
