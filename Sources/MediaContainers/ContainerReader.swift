@@ -27,6 +27,9 @@ public struct ContainerStream: Sendable, Equatable {
     /// The codec's configuration as the container stores it (FFmpeg's extradata: an `avcC`, an AAC
     /// AudioSpecificConfig, an OpusHead); empty when there is none.
     public var configuration: [UInt8] = []
+
+    /// `preSkip` in the stream's timebase.
+    var preSkipTicks: Int64 { MediaTime(Int64(preSkip), timebase: Rational(1, 48_000)).rescaled(to: timebase).value }
 }
 
 /// Reads a container file (MP4/MOV, WebM, Matroska, Ogg and whatever else libavformat opens) packet
@@ -222,8 +225,12 @@ public final class ContainerReader {
             if position >= 0 { endOfLastPacket = max(endOfLastPacket, position + data.count) }
             guard let codec = streams[index].codec else { continue }
             let timebase = streams[index].timebase
-            let dts = packet.pointee.dts == FFmpeg.noTimestamp ? nil : packet.pointee.dts
-            guard let pts = packet.pointee.pts == FFmpeg.noTimestamp ? dts : packet.pointee.pts else {
+            // libavformat puts an Opus stream's pre-skip before zero (the first packet at -preSkip: MP4's
+            // edit list, Matroska's CodecDelay); on Sluice's timeline, as in Ogg's granule positions, the
+            // stream starts with it and `OpusDecoder` takes it off again.
+            let shift = codec == .opus ? streams[index].preSkipTicks : 0
+            let dts = packet.pointee.dts == FFmpeg.noTimestamp ? nil : packet.pointee.dts + shift
+            guard let pts = packet.pointee.pts == FFmpeg.noTimestamp ? dts : packet.pointee.pts + shift else {
                 throw MediaFileError.corrupt(path: path, offset: max(position, 0),
                                              detail: "packet \(packetsRead) (stream \(index)) has no timestamp")
             }

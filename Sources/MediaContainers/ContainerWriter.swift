@@ -245,7 +245,13 @@ public final class ContainerWriter: @unchecked Sendable {
         guard let packet, av_new_packet(packet, Int32(frame.byteCount)) >= 0 else { throw fail("out of memory") }
         if let source = frame.bytes.baseAddress { packet.pointee.data.update(from: source.assumingMemoryBound(to: UInt8.self), count: frame.byteCount) }
         let timebase = stream.pointee.time_base
-        func rescale(_ time: MediaTime) -> Int64 { av_rescale_q(time.value, FFmpeg.avRational(time.timebase), timebase) }
+        // Sluice's Opus timeline starts with the pre-skip (see `ContainerReader`). Matroska keeps it so and
+        // states the pre-skip as CodecDelay, which readers subtract; an MP4 states it by an edit list,
+        // which the muxer writes when the first packet lies that much before zero.
+        let shift: Int64 = if format == .mp4, case .audio(.opus, _, _, let preSkip) = tracks[track] {
+            av_rescale_q(Int64(preSkip), AVRational(num: 1, den: 48_000), timebase)
+        } else { 0 }
+        func rescale(_ time: MediaTime) -> Int64 { av_rescale_q(time.value, FFmpeg.avRational(time.timebase), timebase) - shift }
         packet.pointee.pts = rescale(frame.pts)
         packet.pointee.dts = rescale(frame.dts)
         packet.pointee.duration = frame.duration.map(rescale) ?? 0

@@ -101,11 +101,25 @@ public struct MediaNegotiationResult: Sendable, Hashable {
     /// The `m=` media type, e.g. "video" or "application".
     public var type: String
     public var outcome: Outcome
+    /// The offered formats this side does not take, in the offer's order, each with why (whether
+    /// or not the section is accepted); empty when the section is refused as a whole before its
+    /// formats are looked at (port 0, not RTP, a media type without codecs).
+    public var refusedFormats: [RefusedFormat] = []
 
-    public init(mid: String?, type: String, outcome: Outcome) {
+    public init(mid: String?, type: String, outcome: Outcome, refusedFormats: [RefusedFormat] = []) {
         self.mid = mid
         self.type = type
         self.outcome = outcome
+        self.refusedFormats = refusedFormats
+    }
+
+    /// An offered payload type this side does not take.
+    public struct RefusedFormat: Sendable, Hashable {
+        public var payloadType: UInt8
+        /// The format as offered: `AV1/90000`, `H264 profile 64001f (High 3.1) packetization-mode 1`.
+        public var format: String
+        /// Why not: `not supported`, `no High profile here`, `RTX of payload type 98, which is not taken`.
+        public var reason: String
     }
 
     public enum Outcome: Sendable, Hashable {
@@ -174,13 +188,14 @@ public func makeAnswer(to offer: SessionDescription, capabilities: [CodecCapabil
     for offered in offer.media {
         var section: MediaDescription?
         var outcome: MediaNegotiationResult.Outcome
+        var refused: [MediaNegotiationResult.RefusedFormat] = []
         do {
-            (section, outcome) = try answerSection(offered, in: offer, capabilities: capabilities, options: options)
+            (section, outcome, refused) = try answerSection(offered, in: offer, capabilities: capabilities, options: options)
         } catch {
             (section, outcome) = (nil, .rejected(reason: "malformed offer: \(error)"))
         }
         answer.media.append(section ?? rejection(of: offered))
-        results.append(MediaNegotiationResult(mid: offered.mid, type: offered.type, outcome: outcome))
+        results.append(MediaNegotiationResult(mid: offered.mid, type: offered.type, outcome: outcome, refusedFormats: refused))
     }
     let offeredBundle = (try? offer.groups())?.first { $0.semantics == "BUNDLE" }
     if options.bundle, let offeredBundle {
@@ -198,32 +213,49 @@ private func rejection(of offered: MediaDescription) -> MediaDescription {
     return section
 }
 
-/// The answer's section for `offered`, nil when rejected, and the outcome.
+/// The answer's section for `offered`, nil when rejected, the outcome, and the formats not taken.
 private func answerSection(_ offered: MediaDescription, in offer: SessionDescription, capabilities: [CodecCapability],
-                           options: NegotiationOptions) throws(SDPError) -> (MediaDescription?, MediaNegotiationResult.Outcome)
+                           options: NegotiationOptions) throws(SDPError)
+    -> (MediaDescription?, MediaNegotiationResult.Outcome, [MediaNegotiationResult.RefusedFormat])
 {
-    guard offered.port != 0 else { return (nil, .rejected(reason: "the offer disabled it (port 0)")) }
+    guard offered.port != 0 else { return (nil, .rejected(reason: "the offer disabled it (port 0)"), []) }
     guard let kind = MediaKind(rawValue: offered.type) else {
-        return (nil, .rejected(reason: "\(offered.type) media is not supported"))
+        return (nil, .rejected(reason: "\(offered.type) media is not supported"), [])
     }
     guard offered.proto.uppercased().contains("RTP/") else {
-        return (nil, .rejected(reason: "transport \(offered.proto) is not RTP"))
+        return (nil, .rejected(reason: "transport \(offered.proto) is not RTP"), [])
     }
     let local = capabilities.filter { $0.kind == kind }
     var codecs: [NegotiatedCodec] = []
-    var refused: [String] = []
+    var refused: [MediaNegotiationResult.RefusedFormat] = []
+    var retransmissions: [OfferedFormat] = []
+    var unmatched: [String] = []
     for payloadType in offered.payloadTypes {
-        guard let map = try offered.rtpMap(for: payloadType) else { continue }
+        guard let map = try offered.rtpMap(for: payloadType) else {
+            // A dynamic type without a mapping (a static one has RFC 3551's).
+            refused.append(.init(payloadType: payloadType, format: "payload type \(payloadType)", reason: "no a=rtpmap names it"))
+            continue
+        }
         let format = OfferedFormat(payloadType: payloadType, map: map, parameters: try offered.formatParameters(for: payloadType))
-        guard !format.isRetransmission else { continue }
+        guard !format.isRetransmission else {
+            retransmissions.append(format)
+            continue
+        }
         switch format.choose(from: local) {
         case .success(let choice): codecs.append(try NegotiatedCodec(format, choice: choice, in: offered))
-        case .failure(let refusal): refused.append("\(format.summary) (\(refusal.reason))")
+        case .failure(let refusal):
+            refused.append(.init(payloadType: payloadType, format: format.summary, reason: refusal.reason))
+            unmatched.append("\(format.summary) (\(refusal.reason))")
         }
     }
+    let repaired = Set(codecs.compactMap(\.retransmissionPayloadType))
+    for format in retransmissions where !repaired.contains(format.payloadType) {
+        let apt = format.parameters["apt"].map { "RTX of payload type \($0), which is not taken" } ?? "RTX without apt"
+        refused.append(.init(payloadType: format.payloadType, format: format.summary, reason: apt))
+    }
     guard !codecs.isEmpty else {
-        let offeredText = refused.isEmpty ? "no RTP formats" : refused.joined(separator: "; ")
-        return (nil, .rejected(reason: "no common codec: offered \(offeredText)"))
+        let offeredText = unmatched.isEmpty ? "no RTP formats" : unmatched.joined(separator: "; ")
+        return (nil, .rejected(reason: "no common codec: offered \(offeredText)"), refused)
     }
     let direction = answerDirection(offered: offered.direction(in: offer), local: options.direction)
     let used = Set(codecs.flatMap { [$0.payloadType] + ($0.retransmissionPayloadType.map { [$0] } ?? []) })
@@ -239,7 +271,7 @@ private func answerSection(_ offered: MediaDescription, in offer: SessionDescrip
     if direction.sends, let source = options.sources[kind] {
         section.appendSources(source, withRetransmission: codecs.contains { $0.retransmissionPayloadType != nil })
     }
-    return (section, .accepted(codecs: codecs, direction: direction))
+    return (section, .accepted(codecs: codecs, direction: direction), refused)
 }
 
 /// RFC 3264 §6.1: this side sends only if the offerer receives, and receives only if it sends.

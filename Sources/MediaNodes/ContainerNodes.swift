@@ -113,3 +113,26 @@ public final class ContainerFileSink: MediaSink {
     public func finish() throws { if let track { try writer.endTrack(track) } }
     public func close() { try? writer.close() }
 }
+
+/// The tracks of a call received over RTP recorded into one container file: one `ContainerWriter`,
+/// which interleaves them by time, and a `ContainerFileSink` per track in the graph that receives it.
+/// What `sluice receive` and `sluice serve --record-format webm|mkv|mp4` write.
+public final class ContainerRecording: Sendable {
+    /// RTP does not carry Opus's encoder delay (RFC 7587): libopus's usual 312 samples are assumed.
+    public static let opusPreSkip = 312
+
+    public let writer: ContainerWriter
+
+    /// Creates `path` (its extension gives the format unless `format` does) for `trackCount` tracks.
+    public init(path: String, format: ContainerFormat? = nil, trackCount: Int) throws {
+        writer = try ContainerWriter(path: path, format: format, trackCount: trackCount)
+    }
+
+    /// Adds to `graph` the sink writing `frames` as a track of `kind`; returns its name in the graph.
+    @discardableResult
+    public func record(_ frames: Port<EncodedFrame>, kind: ContainerStream.Kind, in graph: Graph) -> String {
+        let sink = ContainerFileSink(writer: writer, kind: kind, preSkip: { Self.opusPreSkip })
+        graph.add(sink, input: frames)
+        return sink.name
+    }
+}

@@ -65,6 +65,7 @@ public final class RTPReceiverNode<Depacketizer: RTPDepacketizer>: MediaSource {
         case frameLimit = "frame limit reached"
         case duration = "duration reached"
         case silence = "nothing received for the silence timeout"
+        case together = "another stream of the recording ended"
     }
 
     public let name: String
@@ -73,6 +74,9 @@ public final class RTPReceiverNode<Depacketizer: RTPDepacketizer>: MediaSource {
     /// Nominal frame rate of a video stream (SDP `a=framerate`), and channels of an audio one.
     public let frameRate: Rational
     public let channels: Int
+    /// Shared by the receivers of one recording (audio and video into one file): when one of them
+    /// ends, for a limit or silence, the others end too (at a BYE each waits for its own).
+    public let together: StopSignal?
     public private(set) var endReason: EndReason?
     public private(set) var framesProduced = 0
     private var held: EncodedFrame?
@@ -81,8 +85,9 @@ public final class RTPReceiverNode<Depacketizer: RTPDepacketizer>: MediaSource {
     private var lastFrameAt: ClockTime?
 
     public init(session: RTPReceiveSession<Depacketizer>, limits: RTPReceiveLimits = RTPReceiveLimits(), frameRate: Rational = Rational(30, 1),
-                channels: Int = 2, name: String = "rtp-receiver") {
+                channels: Int = 2, together: StopSignal? = nil, name: String = "rtp-receiver") {
         self.session = session
+        self.together = together
         self.limits = limits
         self.frameRate = frameRate
         self.channels = channels
@@ -123,6 +128,7 @@ public final class RTPReceiverNode<Depacketizer: RTPDepacketizer>: MediaSource {
 
     public func produce() throws -> Production<EncodedFrame> {
         if let frames = limits.frames, framesProduced >= frames { return end(.frameLimit) }
+        if together?.isStopped == true { return end(.together) }
         let now = clock.now
         if let frame = held {
             held = nil
@@ -151,6 +157,7 @@ public final class RTPReceiverNode<Depacketizer: RTPDepacketizer>: MediaSource {
 
     private func end(_ reason: EndReason) -> Production<EncodedFrame> {
         if endReason == nil { endReason = reason }
+        if reason != .goodbye { together?.stop() }
         return .end
     }
 

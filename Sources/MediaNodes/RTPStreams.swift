@@ -39,6 +39,8 @@ public final class RTPSendStream: @unchecked Sendable {
         public var impairment: ImpairmentProfile?
         /// SDES keys for a UDP transport.
         public var srtp: SRTPParameters?
+        /// The sender node's name, unique in its graph.
+        public var name = "rtp-sender"
 
         public init(codec: CodecName, payloadType: UInt8, ssrc: UInt32 = .random(in: 1...UInt32.max),
                     rtx: (payloadType: UInt8, ssrc: UInt32)? = nil, maxPayloadSize: Int = 1200,
@@ -101,8 +103,8 @@ public final class RTPSendStream: @unchecked Sendable {
         }
         let session = RTPSendSession(packetizer: packetizer, configuration: configuration, transport: carrier)
         if let tracer { session.trace(with: tracer) }
-        return ("rtp-sender", carrier, { session.statistics },
-                { graph, port, owns in graph.add(RTPSenderNode(session: session, ownsSession: owns), input: port) },
+        return (settings.name, carrier, { session.statistics },
+                { graph, port, owns in graph.add(RTPSenderNode(session: session, ownsSession: owns, name: settings.name), input: port) },
                 { session.close() })
     }
 
@@ -140,6 +142,10 @@ public final class RTPReceiveStream: @unchecked Sendable {
         public var maximumDelay: ClockTime
         public var nack: Bool
         public var limits: RTPReceiveLimits
+        /// Ends this stream with the others of its recording (`RTPReceiverNode.together`).
+        public var together: StopSignal?
+        /// The receiver node's name, unique in its graph.
+        public var name = "rtp-receiver"
 
         public init(codec: CodecName, payloadType: UInt8, ssrc: UInt32? = nil, rtx: (payloadType: UInt8, ssrc: UInt32)? = nil,
                     local: SocketAddress = .unspecified, multiplexed: Bool = true, rtcpPort: UInt16? = nil,
@@ -206,7 +212,7 @@ public final class RTPReceiveStream: @unchecked Sendable {
         let session = RTPReceiveSession(depacketizer: depacketizer, configuration: configuration, transport: carrier)
         session.tracer = tracer
         let receiver = RTPReceiverNode(session: session, limits: settings.limits, frameRate: settings.frameRate,
-                                       channels: settings.channels)
+                                       channels: settings.channels, together: settings.together, name: settings.name)
         return (receiver.name, carrier, { session.statistics }, { receiver.endReason?.rawValue },
                 { graph in (graph.add(receiver), receiver) }, { session.close() })
     }

@@ -1,17 +1,28 @@
 /// The audio branch of a transcode from one container file (`.mp4`, `.webm`, `.mkv`) to another, beside
 /// the video branch in the same graph: the input's audio stream read from the demuxer the video source
-/// shares, and written as Opus to the writer's second track, which interleaves both by timestamp.
+/// shares, and written as Opus to the writer's second track, which interleaves both by timestamp, or
+/// sent as an RTP stream of its own beside the video's (`sluice send clip.mp4 --audio-to`).
 /// Opus is copied as it is (with its pre-skip); AAC is decoded (libavcodec, mixed down to stereo),
 /// resampled to 48 kHz and encoded with the registry's Opus encoder.
 public final class ContainerAudioBranch: @unchecked Sendable {
     public let stream: ContainerStream
     private var sink: ContainerFileSink?
     private var decoder: AudioDecoderNode?
+    /// The sender, when the audio goes over RTP.
+    public private(set) var rtpSender: RTPSenderHandle?
+
+    /// Where the branch's Opus goes.
+    enum Output {
+        /// The writer's audio track.
+        case container(ContainerWriter)
+        /// An RTP stream, with the tracer of the call.
+        case rtp(RTPDestination, tracer: FrameTracer?)
+    }
 
     init(stream: ContainerStream) { self.stream = stream }
 
     /// Audio packets written so far.
-    public var framesWritten: Int { sink?.framesWritten ?? 0 }
+    public var framesWritten: Int { sink?.framesWritten ?? rtpSender?.statistics().framesSent ?? 0 }
     /// Seconds of audio written.
     public var mediaSeconds: Double { sink?.mediaSeconds ?? 0 }
     /// Packets the decoder rejected (each concealed), when the audio is decoded.
@@ -27,15 +38,13 @@ public final class ContainerAudioBranch: @unchecked Sendable {
 
     /// Adds the branch to `graph`. `videoEnd`: seconds at which the video stops (a frame limit), so the
     /// audio stops there too.
-    func attach(to graph: Graph, demuxer: ContainerDemuxer, writer: ContainerWriter, options: TranscodeOptions,
+    func attach(to graph: Graph, demuxer: ContainerDemuxer, output: Output, options: TranscodeOptions,
                 videoEnd: Double?, registry: CodecRegistry) throws {
         let source = try ContainerFileSource(demuxer: demuxer, stream: stream, endTime: videoEnd, pacing: options.pacing)
         let packets = graph.add(source)
         if stream.codec == .opus && stream.channels <= 2 {
             let preSkip = stream.preSkip
-            let sink = ContainerFileSink(writer: writer, kind: .audio, preSkip: { preSkip })
-            graph.add(sink, input: packets)
-            self.sink = sink
+            try finish(packets, in: graph, output: output, preSkip: { preSkip })
             return
         }
         let provider: any AudioDecoderProvider = stream.codec == .opus ? try registry.audioDecoder(for: .opus)
@@ -47,8 +56,21 @@ public final class ContainerAudioBranch: @unchecked Sendable {
         let resampled = graph.add(AudioConvertNode(to: opus), input: graph.add(decoder, input: packets))
         let encoder = AudioEncoderNode(try registry.audioEncoder(for: .opus),
                                        settings: AudioEncoderSettings(bitrate: TranscodeOptions.defaultAudioBitrate))
-        let sink = ContainerFileSink(writer: writer, kind: .audio, preSkip: { encoder.preSkip })
-        graph.add(sink, input: graph.add(encoder, input: resampled))
-        (self.sink, self.decoder) = (sink, decoder)
+        self.decoder = decoder
+        try finish(graph.add(encoder, input: resampled), in: graph, output: output, preSkip: { encoder.preSkip })
+    }
+
+    /// The end of the branch: the writer's audio track, or an RTP sender (which has no pre-skip to say).
+    private func finish(_ packets: Port<EncodedFrame>, in graph: Graph, output: Output, preSkip: @escaping () -> Int) throws {
+        switch output {
+        case .container(let writer):
+            let sink = ContainerFileSink(writer: writer, kind: .audio, preSkip: preSkip)
+            graph.add(sink, input: packets)
+            self.sink = sink
+        case .rtp(let destination, let tracer):
+            let sender = try destination.makeSender(codec: .opus, tracer: tracer, name: "rtp-audio-sender")
+            sender.add(to: graph, input: packets)
+            rtpSender = sender
+        }
     }
 }

@@ -78,7 +78,9 @@ extension MediaInspector.Result {
     /// The inspection as JSON with stable keys: `path`, `type` ("media" or "sdp"), then per type:
     /// media `format size duration bitrate streams error`, each stream `index kind codec width height
     /// frame_rate sample_rate channels duration frames keyframes payload_bytes bitrate notes`; SDP
-    /// `session media`, each section `type port proto mid direction crypto fingerprint codecs`.
+    /// `session media`, each section `type port proto mid direction crypto fingerprint codecs answer`,
+    /// each codec `payload_type name clock_rate channels fmtp accepted refusal`, the answer (what
+    /// Sluice would answer to the section) `accepted chosen direction rejection`.
     public var json: JSONValue {
         switch self {
         case .media(let media):
@@ -111,8 +113,15 @@ extension MediaInspector.Result {
                                 ("payload_type", .int(codec.payloadType)), ("name", .string(codec.name)),
                                 ("clock_rate", codec.clockRate.json), ("channels", codec.channels.json),
                                 ("fmtp", codec.parameters.map { .string($0) } ?? .null),
+                                ("accepted", .bool(codec.accepted)), ("refusal", codec.refusal.map { .string($0) } ?? .null),
                             ])
                         })),
+                        ("answer", .object([
+                            ("accepted", .array(section.answer.accepted.map { .int($0) })),
+                            ("chosen", section.answer.chosen.json),
+                            ("direction", section.answer.direction.map { .string($0) } ?? .null),
+                            ("rejection", section.answer.rejection.map { .string($0) } ?? .null),
+                        ])),
                     ])
                 })),
             ])
@@ -153,7 +162,20 @@ extension MediaInspector.Result {
                     var name = "    \(codec.payloadType) \(codec.name)"
                     if let rate = codec.clockRate { name += "/\(rate)" + (codec.channels.map { "/\($0)" } ?? "") }
                     if let fmtp = codec.parameters { name += "  \(fmtp)" }
+                    if codec.accepted {
+                        name += codec.payloadType == section.answer.chosen ? "  [taken, chosen]" : "  [taken]"
+                    } else if let refusal = codec.refusal {
+                        name += "  [refused: \(refusal)]"
+                    }
                     lines.append(name)
+                }
+                if let rejection = section.answer.rejection {
+                    lines.append("    sluice would refuse the section: \(rejection)")
+                } else if let chosen = section.answer.chosen, let codec = section.codecs.first(where: { $0.payloadType == chosen }) {
+                    lines.append("    sluice would answer \(section.answer.direction ?? "?") with \(codec.name) (\(chosen))"
+                                 + (section.answer.accepted.count > 1 ? ", also " + section.answer.accepted.dropFirst().map(String.init).joined(separator: " ") : ""))
+                } else {
+                    lines.append("    sluice would answer \(section.answer.direction ?? "?") (\(section.type == "application" ? "data channels" : "no codecs"))")
                 }
             }
             return lines.joined(separator: "\n")

@@ -2,6 +2,7 @@ import Glibc
 import MediaContainers
 import MediaCore
 import MediaFiles
+import MediaNegotiation
 import MediaSDP
 
 /// One stream of an inspected media file, counted by reading every frame or packet.
@@ -63,7 +64,25 @@ public struct InspectedMediaSection: Sendable, Equatable {
         public var clockRate: Int?
         public var channels: Int?
         public var parameters: String?
+        /// Whether Sluice's answer takes it (RTX with the format it repairs).
+        public var accepted = false
+        /// Why not, when the answer looked at it and refused it.
+        public var refusal: String?
     }
+
+    /// What Sluice would answer to the section as an offer: `makeAnswer` (RFC 3264) with the built-in
+    /// codecs (`CodecRegistry.builtIn.capabilities`).
+    public struct Answer: Sendable, Equatable {
+        /// The payload types of the codecs taken, in the offer's order (RTX not counted).
+        public var accepted: [Int]
+        /// The one Sluice would use: the first taken.
+        public var chosen: Int? { accepted.first }
+        /// The answer's direction, when accepted ("sendrecv", "recvonly", ...).
+        public var direction: String?
+        /// Why the whole section is refused (answered with port 0); nil when accepted.
+        public var rejection: String?
+    }
+
     public var type: String
     public var port: Int
     public var proto: String
@@ -73,6 +92,7 @@ public struct InspectedMediaSection: Sendable, Equatable {
     /// Whether the section (or the session) carries `a=crypto` (SDES) or `a=fingerprint` (DTLS).
     public var crypto: Bool
     public var fingerprint: Bool
+    public var answer: Answer
 }
 
 /// What `MediaInspector` found in an SDP file.
@@ -268,23 +288,50 @@ public enum MediaInspector {
         }
     }
 
+    /// What Sluice answers to `session` as an offer, section by section, with its built-in codecs: a
+    /// WebRTC offer (ICE credentials and a DTLS fingerprint) as its peer connection does (JSEP, data
+    /// channels taken; a track of each kind to send, as `sluice serve` has), anything else as plain
+    /// RTP (`makeAnswer`, what `sluice answer` prints).
+    static func sluiceAnswer(to session: SessionDescription) -> [MediaNegotiationResult] {
+        let capabilities = CodecRegistry.builtIn.capabilities
+        // The transport lines of the answer are not looked at: placeholders stand in for ICE and DTLS.
+        let transport = TransportDescription(iceUfrag: "inspect", icePwd: String(repeating: "0", count: 22),
+                                             fingerprints: [SDPFingerprint(algorithm: "sha-256", bytes: Array(repeating: 0, count: 32))])
+        var senders: [MediaKind: WebRTCSender] = [:]
+        for (ssrc, kind) in zip([UInt32(1), 2], [MediaKind.audio, .video]) {
+            senders[kind] = WebRTCSender(streamID: "sluice", trackID: kind.rawValue, source: SendingSource(ssrc: ssrc, cname: "sluice"))
+        }
+        let options = WebRTCOptions(senders: senders, dataChannel: true)
+        if let answer = try? makeWebRTCAnswer(to: session, capabilities: capabilities, transport: transport, options: options) {
+            return answer.results
+        }
+        return makeAnswer(to: session, capabilities: capabilities).1
+    }
+
     private static func inspectSDP(_ path: String) throws -> SDPInspection {
         let session: SessionDescription
         do { session = try SessionDescription(contentsOfFile: path) } catch {
             throw MediaFileError.corrupt(path: path, offset: 0, detail: "SDP: \(error)")
         }
         let sessionCrypto = session.hasAttribute("crypto"), sessionFingerprint = session.hasAttribute("fingerprint")
-        let media = session.media.map { section in
+        let results = sluiceAnswer(to: session)
+        let media = zip(session.media, results).map { section, result in
+            let taken = Set(result.codecs.flatMap { [$0.payloadType] + ($0.retransmissionPayloadType.map { [$0] } ?? []) })
             let codecs = section.payloadTypes.map { type in
                 let map = (try? section.rtpMap(for: type)) ?? SDPRTPMap.staticMapping(type)
                 let fmtp = (try? section.formatParameterLine(for: type))?.map(\.parameterText)
                 return InspectedMediaSection.Codec(payloadType: Int(type), name: map?.encodingName ?? "?", clockRate: map?.clockRate,
-                                                   channels: map?.channels, parameters: fmtp)
+                                                   channels: map?.channels, parameters: fmtp, accepted: taken.contains(type),
+                                                   refusal: result.refusedFormats.first { $0.payloadType == type }?.reason)
             }
+            var direction: String?
+            if case .accepted(_, let answered) = result.outcome { direction = answered.rawValue }
+            let answer = InspectedMediaSection.Answer(accepted: result.codecs.map { Int($0.payloadType) }, direction: direction,
+                                                      rejection: result.rejectionReason)
             return InspectedMediaSection(type: section.type, port: section.port, proto: section.proto, mid: section.mid,
                                          direction: section.direction(in: session).rawValue, codecs: codecs,
                                          crypto: sessionCrypto || section.hasAttribute("crypto"),
-                                         fingerprint: sessionFingerprint || section.hasAttribute("fingerprint"))
+                                         fingerprint: sessionFingerprint || section.hasAttribute("fingerprint"), answer: answer)
         }
         return SDPInspection(path: path, sessionName: session.sessionName, media: media)
     }

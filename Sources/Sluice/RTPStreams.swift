@@ -30,10 +30,10 @@ public struct RTPDestination: Sendable {
     /// The payload type used for `codec`.
     public func payloadType(for codec: CodecName) -> UInt8 { payloadType ?? (codec == .opus ? 111 : 96) }
 
-    /// A sender for `codec` with its session's sockets bound.
-    func makeSender(codec: CodecName, tracer: FrameTracer? = nil) throws -> RTPSenderHandle {
+    /// A sender for `codec` with its session's sockets bound; `name` is its node's in the graph.
+    func makeSender(codec: CodecName, tracer: FrameTracer? = nil, name: String = "rtp-sender") throws -> RTPSenderHandle {
         guard RTPPayloadFormats.codecs.contains(codec) else { throw TranscodeError.incompatible(RTPStreamError.noPayloadFormat(codec).description) }
-        return try RTPSenderHandle(destination: self, codec: codec, tracer: tracer)
+        return try RTPSenderHandle(destination: self, codec: codec, tracer: tracer, name: name)
     }
 }
 
@@ -55,17 +55,17 @@ public final class RTPSenderHandle: @unchecked Sendable {
     public let statistics: @Sendable () -> RTPSendStatistics
     private let attach: (Graph, Port<EncodedFrame>) -> Void
 
-    init(destination: RTPDestination, codec: CodecName, tracer: FrameTracer?) throws {
+    init(destination: RTPDestination, codec: CodecName, tracer: FrameTracer?, name: String) throws {
         let payloadType = destination.payloadType(for: codec)
         let rtx = destination.rtxPayloadType.map { (payloadType: $0, ssrc: destination.rtxSSRC) }
-        let stream = try RTPSendStream(
-            RTPSendStream.Settings(codec: codec, payloadType: payloadType, ssrc: destination.ssrc, rtx: rtx,
-                                   maxPayloadSize: destination.maxPayloadSize,
-                                   h264PacketizationMode: destination.h264PacketizationMode, remote: destination.address,
-                                   multiplexed: destination.multiplexed, impairment: destination.impairment,
-                                   srtp: destination.srtp),
-            tracer: tracer)
-        name = stream.name
+        var settings = RTPSendStream.Settings(codec: codec, payloadType: payloadType, ssrc: destination.ssrc, rtx: rtx,
+                                              maxPayloadSize: destination.maxPayloadSize,
+                                              h264PacketizationMode: destination.h264PacketizationMode, remote: destination.address,
+                                              multiplexed: destination.multiplexed, impairment: destination.impairment,
+                                              srtp: destination.srtp)
+        settings.name = name
+        let stream = try RTPSendStream(settings, tracer: tracer)
+        self.name = stream.name
         self.codec = codec
         self.payloadType = payloadType
         clockRate = stream.clockRate
@@ -125,79 +125,124 @@ public struct ReceiveOptions: Sendable {
     public init() {}
 }
 
-/// A pipeline that receives one RTP stream into a file: the elementary stream as it came when the
-/// file holds its codec (`.ivf`, `.h264`, `.opus`), else decoded pictures (`.y4m`) or samples
-/// (`.wav`). A video stream's first keyframe must arrive (within the silence limit) for the
-/// pipeline to be made: it gives the picture size.
+/// A pipeline that receives RTP into a file: one stream as it came when the file holds its codec
+/// (`.ivf`, `.h264`, `.opus`), else decoded pictures (`.y4m`) or samples (`.wav`); or the streams of a
+/// call (audio and video) into one container file (`.webm`, `.mkv`, `.mp4`: `ContainerRecording`,
+/// as `sluice serve` records), each track starting at its first frame. A video stream's first
+/// keyframe must arrive (within the silence limit) for the pipeline to be made: it gives the picture
+/// size. The streams of one file end together (`RTPReceiverNode.together`); a frame limit counts
+/// the video's frames.
 public final class RTPReceivePipeline: @unchecked Sendable {
-    public let stream: RTPStreamDescription
+    /// The streams received, in the order given.
+    public let streams: [RTPStreamDescription]
+    /// The first of `streams`.
+    public var stream: RTPStreamDescription { streams[0] }
     public let output: String
     public let graph = Graph()
-    public private(set) var outputFormat: MediaFormat?
-    /// The session's statistics; safe from any thread.
+    /// The first stream's format in the file, once built (`outputFormats` has every stream's).
+    public var outputFormat: MediaFormat? { outputFormats.first ?? nil }
+    public private(set) var outputFormats: [MediaFormat?] = []
+    /// The first stream's session statistics; safe from any thread.
     public private(set) var statistics: @Sendable () -> RTPReceiveStatistics = { RTPReceiveStatistics() }
-    /// Why the stream ended, once it has.
+    /// Why the first stream ended, once it has.
     public private(set) var endReason: () -> String? = { nil }
     /// Frames the decoder rejected, and frames skipped until the next keyframe (decoded outputs).
     public private(set) var decoderStatistics: () -> (corrupt: Int, skipped: Int) = { (0, 0) }
-    /// Where the session listens (with the port the kernel chose, if the description's was 0).
-    public private(set) var localAddress: SocketAddress
-    private var sinkName = ""
-    private var formatOf: () -> MediaFormat? = { nil }
+    /// Where the first stream's session listens (with the port the kernel chose, if the description's was 0).
+    public var localAddress: SocketAddress { localAddresses[0] }
+    /// Where each stream's session listens.
+    public private(set) var localAddresses: [SocketAddress]
+    private var receivings: [RTPReceiveStream] = []
+    private var sinkNames: [String] = []
     private var decoderCounters: () -> DecoderStatistics? = { nil }
     private let tracer: FrameTracer?
 
     /// Binds the session's sockets, so that packets sent from now on are received.
-    public init(stream: RTPStreamDescription, output: String, options: ReceiveOptions = ReceiveOptions(),
+    public convenience init(stream: RTPStreamDescription, output: String, options: ReceiveOptions = ReceiveOptions(),
+                            registry: CodecRegistry = .builtIn) throws {
+        try self.init(streams: [stream], output: output, options: options, registry: registry)
+    }
+
+    /// Binds every stream's sockets. More than one stream needs a container file (`.webm`, `.mkv`,
+    /// `.mp4`) that takes each stream's codec.
+    public init(streams: [RTPStreamDescription], output: String, options: ReceiveOptions = ReceiveOptions(),
                 registry: CodecRegistry = .builtIn) throws {
-        self.stream = stream
+        precondition(!streams.isEmpty, "a receive pipeline needs a stream")
+        self.streams = streams
         self.output = output
-        localAddress = stream.local
+        localAddresses = streams.map(\.local)
         tracer = options.tracer
         if let tracer { graph.tracing = .receiving(tracer) }
         let container = try Container(path: output)
-        guard container.isVideo == (stream.codec != .opus) else {
-            throw TranscodeError.incompatible("\(output): a .\(container.rawValue) file cannot hold the \(stream.codec) stream")
+        guard streams.count == 1 || container.containerFormat != nil else {
+            throw TranscodeError.incompatible("\(output): a .\(container.rawValue) file holds one stream; "
+                                              + "audio and video go together into .webm, .mkv or .mp4")
         }
-        guard RTPPayloadFormats.codecs.contains(stream.codec) else {
-            throw TranscodeError.incompatible(RTPStreamError.noPayloadFormat(stream.codec).description)
+        for stream in streams {
+            guard RTPPayloadFormats.codecs.contains(stream.codec) else {
+                throw TranscodeError.incompatible(RTPStreamError.noPayloadFormat(stream.codec).description)
+            }
+            if let format = container.containerFormat {
+                guard format.codecs.contains(stream.codec) else {
+                    throw TranscodeError.incompatible("\(output): a .\(container.rawValue) file takes "
+                                                      + "\(format.codecs.map(\.rawValue).joined(separator: ", ")), not the \(stream.codec) stream")
+                }
+            } else if container.isVideo != (stream.codec != .opus) {
+                throw TranscodeError.incompatible("\(output): a .\(container.rawValue) file cannot hold the \(stream.codec) stream")
+            }
         }
-        let receiving = try RTPReceiveStream(stream.receiveSettings(options), tracer: options.tracer)
-        statistics = { receiving.statistics }
-        endReason = { receiving.endReason }
-        localAddress = (receiving.transport as? UDPRTPTransport)?.sockets.rtp.localAddress ?? stream.local
-        let frames = receiving.add(to: graph)
-        formatOf = { [graph] in receiving.receiverNode.flatMap { graph.outputFormat(of: $0) } }
         do {
-            try attachSink(frames, container: container, options: options, registry: registry)
+            let hasVideo = streams.contains { $0.codec != .opus }
+            let together = streams.count > 1 ? StopSignal() : nil
+            var ports: [Port<EncodedFrame>] = []
+            for stream in streams {
+                var settings = stream.receiveSettings(options)
+                settings.together = together
+                if streams.count > 1 { settings.name = "rtp-receiver-\(ports.count)-\(stream.codec == .opus ? "audio" : "video")" }
+                // The frame limit counts pictures when there are any; the audio ends with them.
+                if hasVideo && stream.codec == .opus { settings.limits.frames = nil }
+                let receiving = try RTPReceiveStream(settings, tracer: options.tracer)
+                receivings.append(receiving)
+                ports.append(receiving.add(to: graph))
+            }
+            localAddresses = zip(receivings, streams).map { ($0.transport as? UDPRTPTransport)?.sockets.rtp.localAddress ?? $1.local }
+            let first = receivings[0]
+            statistics = { first.statistics }
+            endReason = { first.endReason }
+            try attachSinks(ports, container: container, options: options, registry: registry)
         } catch {
-            receiving.close()
+            for receiving in receivings { receiving.close() }
             throw error
         }
     }
 
-    private func attachSink(_ frames: Port<EncodedFrame>, container: Container, options: ReceiveOptions,
-                            registry: CodecRegistry) throws {
+    /// What stream `index`'s session has received so far; safe from any thread.
+    public func statistics(ofStream index: Int) -> RTPReceiveStatistics { receivings[index].statistics }
+
+    /// Why stream `index` ended, once it has.
+    public func endReason(ofStream index: Int) -> String? { receivings[index].endReason }
+
+    private func attachSinks(_ ports: [Port<EncodedFrame>], container: Container, options: ReceiveOptions,
+                             registry: CodecRegistry) throws {
+        if let format = container.containerFormat {
+            let recording = try ContainerRecording(path: output, format: format, trackCount: streams.count)
+            sinkNames = zip(ports, streams).map { recording.record($0, kind: $1.codec == .opus ? .audio : .video, in: graph) }
+            return
+        }
+        let frames = ports[0]
         switch container {
         case .ivf:
             let sink = IVFFileSink(path: output, codecs: [stream.codec])
             graph.add(sink, input: frames)
-            sinkName = sink.name
+            sinkNames = [sink.name]
         case .h264:
             let sink = AnnexBFileSink(path: output)
             graph.add(sink, input: frames)
-            sinkName = sink.name
+            sinkNames = [sink.name]
         case .opus:
-            // RTP does not carry Opus's encoder delay (RFC 7587); libopus's usual 6.5 ms is assumed.
-            let sink = OggOpusFileSink(path: output, preSkip: { 312 })
+            let sink = OggOpusFileSink(path: output, preSkip: { ContainerRecording.opusPreSkip })
             graph.add(sink, input: frames)
-            sinkName = sink.name
-        case .mp4, .webm, .mkv:
-            // As for .opus, RTP does not carry the encoder delay: libopus's usual 312 samples are assumed.
-            let sink = ContainerFileSink(writer: try ContainerWriter(path: output, format: container.containerFormat!),
-                                         kind: stream.codec == .opus ? .audio : .video, preSkip: { 312 })
-            graph.add(sink, input: frames)
-            sinkName = sink.name
+            sinkNames = [sink.name]
         case .y4m:
             let decoder = VideoDecoderNode(try registry.videoDecoder(for: stream.codec, named: options.decoderName),
                                            threads: options.threads)
@@ -205,15 +250,17 @@ public final class RTPReceivePipeline: @unchecked Sendable {
             decoderCounters = { decoder.statistics }
             let sink = Y4MFileSink(path: output)
             graph.add(sink, input: graph.add(decoder, input: frames))
-            sinkName = sink.name
+            sinkNames = [sink.name]
         case .wav:
             let decoder = AudioDecoderNode(try registry.audioDecoder(for: stream.codec),
-                                           preferredOutput: [.audio(.exactly(.samples(.s16)))], preSkip: 312)
+                                           preferredOutput: [.audio(.exactly(.samples(.s16)))], preSkip: ContainerRecording.opusPreSkip)
             decoderStatistics = { (decoder.corruptPackets, 0) }
             decoderCounters = { decoder.statistics }
             let sink = WAVFileSink(path: output)
             graph.add(sink, input: graph.add(decoder, input: frames))
-            sinkName = sink.name
+            sinkNames = [sink.name]
+        default:
+            preconditionFailure("\(container) is a container format")
         }
     }
 
@@ -223,14 +270,20 @@ public final class RTPReceivePipeline: @unchecked Sendable {
         InboundRTPStreamStatistics(session: statistics(), decoder: decoderCounters(), latencies: tracer?.latencies())
     }
 
-    /// Frames written so far; safe from any thread.
-    public var framesDone: Int { graph.progress.first { $0.name == sinkName }?.itemsIn ?? 0 }
+    /// Frames of the first stream written so far; safe from any thread.
+    public var framesDone: Int { framesDone(ofStream: 0) }
+
+    /// Frames of stream `index` written so far; safe from any thread.
+    public func framesDone(ofStream index: Int) -> Int {
+        let name = sinkNames[index]
+        return graph.progress.first { $0.name == name }?.itemsIn ?? 0
+    }
 
     /// Waits for the stream's first keyframe (video) and makes the graph: after this,
     /// `outputFormat` is known. Called by `run()` if not called before.
     public func build() throws {
         try graph.build()
-        outputFormat = formatOf()
+        outputFormats = receivings.map { receiving in receiving.receiverNode.flatMap { graph.outputFormat(of: $0) } }
     }
 
     /// Receives until the stream ends (BYE, a limit, silence) and the file is complete.

@@ -161,15 +161,20 @@ public final class Transcoder: @unchecked Sendable {
     /// A pipeline that sends `input` as one RTP stream to `destination`, paced in real time unless
     /// `options.pacing` says otherwise. A compressed input already in the wanted codec (default: its
     /// own; VP8 for `.y4m`, Opus for `.wav`) is sent as it is, without decoding, unless a size or
-    /// frame rate asks for new pictures.
-    public convenience init(input: String, sendingTo destination: RTPDestination, options: TranscodeOptions = TranscodeOptions(),
-                            registry: CodecRegistry = .builtIn) throws {
+    /// frame rate asks for new pictures. `audioTo`: a container's audio (Opus as it is, AAC encoded
+    /// to Opus) goes there as a second stream, beside the video (`audioRTPSender`).
+    public convenience init(input: String, sendingTo destination: RTPDestination, audioTo audioDestination: RTPDestination? = nil,
+                            options: TranscodeOptions = TranscodeOptions(), registry: CodecRegistry = .builtIn) throws {
         var options = options
         if options.pacing == .asFastAsPossible { options.pacing = .realTime }
-        try self.init(input: input, target: .rtp(destination), options: options, registry: registry)
+        try self.init(input: input, target: .rtp(destination), audioDestination: audioDestination, options: options, registry: registry)
     }
 
-    private init(input: String, target: OutputTarget, options: TranscodeOptions, registry: CodecRegistry) throws {
+    /// The sender of the audio stream, when a container's audio goes beside its video (`audioTo`).
+    public var audioRTPSender: RTPSenderHandle? { audioBranch?.rtpSender }
+
+    private init(input: String, target: OutputTarget, audioDestination: RTPDestination? = nil, options: TranscodeOptions,
+                 registry: CodecRegistry) throws {
         self.input = input
         self.output = target.description
         self.options = options
@@ -196,11 +201,22 @@ public final class Transcoder: @unchecked Sendable {
                 throw TranscodeError.incompatible("cannot send \(input) as \(codec!) over RTP (Sluice sends VP8, H264 and OPUS)")
             }
         }
+        let fromContainer: Bool = if case .file(_, let container) = from { container.containerFormat != nil } else { false }
+        if audioDestination != nil, !fromContainer || !from.isVideo || options.loop {
+            throw TranscodeError.incompatible("\(input): a second stream of audio is sent from a container file's audio "
+                                              + "(.mp4, .webm, .mkv) beside its video, not looped")
+        }
         if from.isVideo {
             if case .file(let path, let to) = target, let format = to.containerFormat {
                 let audio = try ContainerAudioBranch.audioStream(input: from, options: options)
                 containerWriter = try ContainerWriter(path: path, format: format, trackCount: audio == nil ? 1 : 2)
                 if let audio { audioBranch = ContainerAudioBranch(stream: audio) }
+            }
+            if audioDestination != nil {
+                guard let audio = try ContainerAudioBranch.audioStream(input: from, options: options) else {
+                    throw TranscodeError.incompatible("\(input): no Opus or AAC audio to send beside the video")
+                }
+                audioBranch = ContainerAudioBranch(stream: audio)
             }
             if case .rtp = target, let codec, case .file(_, let container) = from,
                try passThroughVideo(container, codec: codec, target: target) {
@@ -216,8 +232,9 @@ public final class Transcoder: @unchecked Sendable {
             let (samples, format) = try audioInput(from, preferring: wantsWAV ? .s16 : nil, registry: registry)
             try attachAudioOutput(codec, target: target, from: samples, format: format, registry: registry)
         }
-        if let audioBranch, let demuxer, let containerWriter {
-            try audioBranch.attach(to: graph, demuxer: demuxer, writer: containerWriter, options: options,
+        if let audioBranch, let demuxer, let output = containerWriter.map({ ContainerAudioBranch.Output.container($0) })
+            ?? audioDestination.map({ .rtp($0, tracer: options.tracer) }) {
+            try audioBranch.attach(to: graph, demuxer: demuxer, output: output, options: options,
                                    videoEnd: pictureFormat.flatMap { format in options.maxFrames.map { Double($0) / format.frameRate.doubleValue } },
                                    registry: registry)
         }

@@ -144,11 +144,10 @@ public final class PeerSessionService: WebRTCSessionHandler, @unchecked Sendable
             // One file for the call: each track's graph writes its own track of one writer, which
             // interleaves them by time.
             let path = base + "." + format.fileExtension
-            let writer = try ContainerWriter(path: path, format: format, trackCount: tracks.count)
+            let recording = try ContainerRecording(path: path, format: format, trackCount: tracks.count)
             for track in tracks {
                 let kind: ContainerStream.Kind = track.kind == .audio ? .audio : .video
-                // libopus's usual encoder delay as the pre-skip: RTP does not carry it (RFC 7587).
-                try track.start(.encoded { graph, frames in graph.add(ContainerFileSink(writer: writer, kind: kind, preSkip: { 312 }), input: frames) })
+                try track.start(.encoded { graph, frames in recording.record(frames, kind: kind, in: graph) })
             }
             if !tracks.isEmpty { recorded.withLock { $0.append(path) } }
             return

@@ -9,7 +9,10 @@ struct Inspect: ParsableCommand {
             Media files are read to the end through Sluice's own readers: .y4m, .ivf, .wav,
             .h264 (Annex-B), .opus/.ogg (Ogg Opus), and .mp4/.mov, .webm, .mkv through libavformat.
             For an .sdp: the media sections, their payload types with rtpmap and fmtp, the
-            direction, and whether SDES keys (a=crypto) or a DTLS fingerprint are present.
+            direction, and whether SDES keys (a=crypto) or a DTLS fingerprint are present;
+            then what Sluice would answer to each section as an offer (a WebRTC offer as
+            its peer connection answers, any other as 'sluice answer' does): each codec
+            [taken] or [refused: why], the one it would use, or why the section is refused.
             A damaged or truncated file prints what was read, then the error naming the
             file and the byte offset, and exits with status 1.
 

@@ -5,31 +5,38 @@ import Sluice
 
 struct Receive: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Receive an RTP stream that a session description (SDP) describes, into a file.",
+        abstract: "Receive the RTP streams that a session description (SDP) describes, into a file.",
         discussion: """
             The SDP may be one that 'sluice send --sdp' or 'ffmpeg -sdp_file' wrote.
             Its first section of the output's kind (video for .y4m/.ivf/.h264,
             audio for .wav/.opus) is received on the port it names. .ivf, .h264
             and .opus get the stream as it came; .y4m and .wav get it decoded.
+            A container (.webm, .mkv, .mp4) gets the first video section and the
+            first audio section, each as it came, in one file: audio and video
+            of a call together (.webm takes VP8 and Opus, .mp4 H.264 and Opus,
+            .mkv either video codec); each track starts at its first frame.
             Packets are put back in order in a jitter buffer, lost ones asked for
             again (NACK) and keyframes requested (PLI) after a loss: no frame whose
             references are missing is written. A video stream begins at its first
             keyframe; lost audio is concealed.
 
-            Receiving stops at the sender's BYE, after --frames, --duration, or
-            --timeout seconds without a frame.
+            Receiving stops at the sender's BYE, after --frames (of the video, when
+            there is video), --duration, or --timeout seconds without a frame; the
+            streams of one file stop together at a limit.
 
             Examples:
               sluice receive stream.sdp out.ivf
               sluice receive stream.sdp out.y4m --frames 300
               sluice receive stream.sdp out.y4m --decoder openh264
               sluice receive audio.sdp out.wav --duration 10
+              sluice receive call.sdp call.webm       (audio and video: VP8 + Opus)
+              sluice receive call.sdp call.mkv --duration 60
             """)
 
     @Argument(help: "The session description (.sdp) of the stream.")
     var sdp: String
 
-    @Argument(help: "The file to write (.y4m, .ivf, .h264, .wav, .opus).")
+    @Argument(help: "The file to write (.y4m, .ivf, .h264, .wav, .opus; .webm, .mkv, .mp4 for audio and video together).")
     var output: String
 
     @Option(parsing: .unconditional, help: "Stop after this many frames.")
@@ -69,56 +76,80 @@ struct Receive: ParsableCommand {
         let receiver: RTPReceivePipeline
         do {
             let session = try SessionDescription(contentsOfFile: sdp)
-            let wantsVideo = try Container(path: output).isVideo
-            guard let media = session.media.first(where: { $0.type == (wantsVideo ? "video" : "audio") }) else {
-                throw SessionDescriptionError.noMedia(kind: wantsVideo ? "video" : "audio")
-            }
             var options = ReceiveOptions()
             options.limits = RTPReceiveLimits(frames: frames, duration: duration.map { .seconds($0) }, silence: .seconds(timeout))
             options.minimumDelay = .milliseconds(Int64(minimumDelay))
             options.maximumDelay = .milliseconds(Int64(maximumDelay))
             options.nack = !noNACK
             options.decoderName = decoder
-            receiver = try RTPReceivePipeline(stream: try RTPStreamDescription(media: media, in: session), output: output, options: options)
+            let streams = try Self.sections(of: session, for: try Container(path: output))
+                .map { try RTPStreamDescription(media: $0, in: session) }
+            receiver = try RTPReceivePipeline(streams: streams, output: output, options: options)
         } catch {
             printError("sluice: \(sdp): \(error)")
             throw ExitCode.failure
         }
-        if !quiet { printError("listening on \(receiver.localAddress) for \(receiver.stream.codec) (payload type \(receiver.stream.payloadType))") }
-        _ = try runInterruptibly(receiver.graph, quiet: quiet, progress: { "received \(receiver.framesDone) frames" }) {
+        if !quiet {
+            for (stream, address) in zip(receiver.streams, receiver.localAddresses) {
+                printError("listening on \(address) for \(stream.codec) (payload type \(stream.payloadType))")
+            }
+        }
+        _ = try runInterruptibly(receiver.graph, quiet: quiet, progress: {
+            receiver.streams.indices.map { "received \(receiver.framesDone(ofStream: $0)) \(receiver.streams[$0].codec == .opus ? "packets" : "frames")" }
+                .joined(separator: ", ")
+        }) {
             try receiver.run()
         }
         print(report(receiver))
     }
 
+    /// The sections to receive into `container`: its kind's first, or for a container file the first
+    /// video section and the first audio section that it has.
+    static func sections(of session: SessionDescription, for container: Container) throws -> [MediaDescription] {
+        let kinds = container.containerFormat != nil ? ["video", "audio"] : [container.isVideo ? "video" : "audio"]
+        let sections = kinds.compactMap { kind in session.media.first { $0.type == kind } }
+        guard !sections.isEmpty else { throw SessionDescriptionError.noMedia(kind: kinds.joined(separator: " or ")) }
+        return sections
+    }
+
     private func report(_ receiver: RTPReceivePipeline) -> String {
-        let statistics = receiver.statistics()
-        let scheme = receiver.stream.srtp.map { "srtp (\($0.profile.sdesName))" } ?? "rtp"
-        var lines = ["received \(scheme)://\(receiver.localAddress) -> \(output) (\(receiver.endReason() ?? "stopped"))"]
-        lines.append("  stream   \(receiver.stream.codec), SSRC \(statistics.ssrc.map(String.init) ?? "-"), "
-                     + "\(receiver.outputFormat.map { "\($0)" } ?? "?")")
-        lines.append("  packets  \(statistics.packetsReceived) (\(statistics.bytesReceived) bytes) of the stream")
-        lines.append("  dropped  \(statistics.malformedPackets) not RTP, \(statistics.oversizedPackets) oversized, "
-                     + "\(statistics.foreignPackets) of other streams, \(statistics.probationPackets) of sources on probation, "
-                     + "\(statistics.foreignRTCP) RTCP of other sources, \(statistics.malformedRTCP) malformed RTCP"
-                     + (statistics.unprotectFailures > 0 ? ", \(statistics.unprotectFailures) failed SRTP checks" : ""))
-        if let jitter = statistics.jitterBuffer {
-            lines.append("  frames   \(receiver.framesDone) written, \(jitter.framesReleased) complete, \(jitter.framesDropped) dropped "
-                         + "(incomplete or waiting for a keyframe)")
-            lines.append("  loss     \(jitter.lost) lost, \(jitter.recovered) recovered of \(jitter.nacked) NACKed, \(jitter.late) late, "
-                         + "\(jitter.duplicates) duplicates, \(jitter.discarded) discarded")
-            lines.append("  timing   jitter \(formatted(jitter.jitterSeconds * 1000, digits: 1)) ms, delay \(formatted(jitter.targetDelay.seconds * 1000, digits: 1)) ms")
+        var lines: [String] = []
+        for (index, stream) in receiver.streams.enumerated() {
+            let scheme = stream.srtp.map { "srtp (\($0.profile.sdesName))" } ?? "rtp"
+            let address = receiver.localAddresses[index]
+            lines.append("received \(scheme)://\(address) -> \(output) (\(receiver.endReason(ofStream: index) ?? "stopped"))")
+            lines += report(receiver, stream: index).map { "  " + $0 }
         }
-        if let srtp = statistics.srtp {
-            lines.append("  srtp     \(srtp.unprotectedPackets) packets checked and decrypted, \(srtp.authenticationFailures) failed "
-                         + "authentication, \(srtp.replayedPackets) replayed (all dropped)")
-        }
-        lines.append("  rtcp     \(statistics.senderReports) sender reports, \(statistics.receiverReports) receiver reports sent, "
-                     + "\(statistics.nacksSent) NACKs, \(statistics.keyframeRequestsSent) keyframe requests")
         let decoding = receiver.decoderStatistics()
         if decoding.corrupt > 0 || decoding.skipped > 0 {
             lines.append("  errors   \(decoding.corrupt) frames the decoder rejected, \(decoding.skipped) skipped")
         }
         return lines.joined(separator: "\n")
+    }
+
+    private func report(_ receiver: RTPReceivePipeline, stream index: Int) -> [String] {
+        let statistics = receiver.statistics(ofStream: index)
+        let format = receiver.outputFormats.indices.contains(index) ? receiver.outputFormats[index] : nil
+        var lines = ["stream   \(receiver.streams[index].codec), SSRC \(statistics.ssrc.map(String.init) ?? "-"), "
+                     + "\(format.map { "\($0)" } ?? "?")"]
+        lines.append("packets  \(statistics.packetsReceived) (\(statistics.bytesReceived) bytes) of the stream")
+        lines.append("dropped  \(statistics.malformedPackets) not RTP, \(statistics.oversizedPackets) oversized, "
+                     + "\(statistics.foreignPackets) of other streams, \(statistics.probationPackets) of sources on probation, "
+                     + "\(statistics.foreignRTCP) RTCP of other sources, \(statistics.malformedRTCP) malformed RTCP"
+                     + (statistics.unprotectFailures > 0 ? ", \(statistics.unprotectFailures) failed SRTP checks" : ""))
+        if let jitter = statistics.jitterBuffer {
+            lines.append("frames   \(receiver.framesDone(ofStream: index)) written, \(jitter.framesReleased) complete, \(jitter.framesDropped) dropped "
+                         + "(incomplete or waiting for a keyframe)")
+            lines.append("loss     \(jitter.lost) lost, \(jitter.recovered) recovered of \(jitter.nacked) NACKed, \(jitter.late) late, "
+                         + "\(jitter.duplicates) duplicates, \(jitter.discarded) discarded")
+            lines.append("timing   jitter \(formatted(jitter.jitterSeconds * 1000, digits: 1)) ms, delay \(formatted(jitter.targetDelay.seconds * 1000, digits: 1)) ms")
+        }
+        if let srtp = statistics.srtp {
+            lines.append("srtp     \(srtp.unprotectedPackets) packets checked and decrypted, \(srtp.authenticationFailures) failed "
+                         + "authentication, \(srtp.replayedPackets) replayed (all dropped)")
+        }
+        lines.append("rtcp     \(statistics.senderReports) sender reports, \(statistics.receiverReports) receiver reports sent, "
+                     + "\(statistics.nacksSent) NACKs, \(statistics.keyframeRequestsSent) keyframe requests")
+        return lines
     }
 }

@@ -29,6 +29,8 @@ struct Send: ParsableCommand {
               sluice send speech.wav --to 127.0.0.1:5006 --bitrate 32k
               sluice send clip.ivf --to 127.0.0.1:5004 --impair loss=5%,reorder=3%
               sluice send clip.ivf --to 127.0.0.1:5004 --srtp --sdp secure.sdp --wait 2
+              sluice send clip.mp4 --to 127.0.0.1:5004 --audio-to 127.0.0.1:5006 --sdp call.sdp --wait 2
+                  (video and audio, one SDP: 'sluice receive call.sdp call.webm' records both)
               sluice send clip.ivf --to 127.0.0.1:5004 --loop          (a camera stand-in)
               sluice send v4l2:/dev/video0 --to 127.0.0.1:5004 --size 640x480 --fps 30
               sluice send alsa:default --to 127.0.0.1:5006
@@ -40,7 +42,10 @@ struct Send: ParsableCommand {
     @Option(help: "Where RTP goes, HOST:PORT (RTCP: PORT+1 unless --rtcp-mux).")
     var to: String
 
-    @Option(help: "Write a session description (SDP) of the stream to this file.")
+    @Option(name: .customLong("audio-to"), help: "Also send a container file's audio (.mp4, .webm, .mkv: Opus as it is, AAC as Opus) there, HOST:PORT.")
+    var audioTo: String?
+
+    @Option(help: "Write a session description (SDP) of the stream (or streams) to this file.")
     var sdp: String?
 
     @Option(parsing: .unconditional, help: "Seconds to wait after writing the SDP before sending, so that receivers can open it first.")
@@ -109,23 +114,21 @@ struct Send: ParsableCommand {
         if unpaced { options.pacing = .asFastAsPossible }
         let sender: Transcoder
         do {
-            var destination = RTPDestination(address: try SocketAddress(parsing: to))
+            var destination = try self.destination(to, option: "--to")
             destination.payloadType = payloadType
-            destination.maxPayloadSize = mtu
-            destination.multiplexed = rtcpMux
             destination.rtxPayloadType = rtx
             destination.h264PacketizationMode = packetizationMode == 0 ? .singleNALUnit : .nonInterleaved
-            destination.impairment = impair
-            if srtp || srtpKey != nil || srtpSuite != nil {
-                let profile = srtpSuite ?? .aes128CmHmacSha1_80
-                destination.srtp = try srtpKey.map {
-                    SRTPParameters(profile: profile, key: try SRTPKeyMaterial(sdesInline: "inline:" + $0, profile: profile))
-                } ?? .random(profile)
-            }
-            sender = try Transcoder(input: input, sendingTo: destination, options: options)
+            sender = try Transcoder(input: input, sendingTo: destination, audioTo: try audioTo.map { try self.destination($0, option: "--audio-to") },
+                                    options: options)
             if let sdp {
-                let description = SessionDescription(describing: sender.rtpSender!, frameRate: sender.inputFormat?.video?.frameRate,
+                var description = SessionDescription(describing: sender.rtpSender!, frameRate: sender.inputFormat?.video?.frameRate,
                                                      channels: sender.outputFormat?.audio?.channels ?? 2)
+                if let audio = sender.audioRTPSender {
+                    let audioDescription = SessionDescription(describing: audio, channels: min(sender.audioBranch?.stream.channels ?? 2, 2))
+                    var section = audioDescription.media[0]
+                    if audioDescription.connection != description.connection { section.connections = audioDescription.connection.map { [$0] } ?? [] }
+                    description.media.append(section)
+                }
                 try writeText(description.serialized(), to: sdp)
             }
         } catch {
@@ -139,15 +142,39 @@ struct Send: ParsableCommand {
         print(report(sender, summary))
     }
 
+    /// Where a stream goes (`--to`, `--audio-to`), with the options both streams share.
+    private func destination(_ text: String, option: String) throws -> RTPDestination {
+        var destination: RTPDestination
+        do {
+            destination = RTPDestination(address: try SocketAddress(parsing: text))
+        } catch {
+            throw ValidationError("\(option): \(error)")
+        }
+        destination.maxPayloadSize = mtu
+        destination.multiplexed = rtcpMux
+        destination.impairment = impair
+        if srtp || srtpKey != nil || srtpSuite != nil {
+            let profile = srtpSuite ?? .aes128CmHmacSha1_80
+            destination.srtp = try srtpKey.map {
+                SRTPParameters(profile: profile, key: try SRTPKeyMaterial(sdesInline: "inline:" + $0, profile: profile))
+            } ?? .random(profile)
+        }
+        return destination
+    }
+
     private func report(_ sender: Transcoder, _ summary: TranscodeSummary) -> String {
         let rtp = sender.rtpSender!
         let statistics = rtp.statistics()
-        let scheme = rtp.destination.srtp.map { "srtp (\($0.profile.sdesName))" } ?? "rtp"
-        var lines = ["sent \(input) -> \(scheme)://\(rtp.destination.address) (\(rtp.codec), payload type \(rtp.payloadType), SSRC \(rtp.ssrc))"]
+        var lines = ["sent \(input) -> \(Self.describe(rtp))"]
         lines.append("  input    \(sender.inputFormat.map { "\($0)" } ?? "?")")
         lines.append("  frames   \(summary.frames) in \(formatted(summary.elapsed)) s, \(statistics.packetsSent) packets, "
                      + "\(statistics.payloadBytesSent) payload bytes"
                      + (summary.bitrate > 0 ? " (\(formatted(summary.bitrate / 1000, digits: 1)) kbit/s)" : ""))
+        if let audio = sender.audioRTPSender {
+            let sent = audio.statistics()
+            lines.append("  audio    \(sender.audioBranch?.stream.codecName ?? "?") -> \(Self.describe(audio)): "
+                         + "\(sent.framesSent) packets, \(sent.payloadBytesSent) payload bytes")
+        }
         lines.append("  rtcp     \(statistics.senderReports) sender reports, \(statistics.receiverReports) receiver reports, "
                      + "\(statistics.nacksReceived) NACKs -> \(statistics.retransmissions) retransmissions "
                      + "(\(statistics.retransmissionsMissed) too old), \(statistics.keyframeRequests) keyframe requests")
@@ -162,6 +189,12 @@ struct Send: ParsableCommand {
                          + "\(impairment.droppedByQueue) dropped by the queue, \(impairment.duplicated) duplicated, \(impairment.reordered) reordered")
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// `rtp://HOST:PORT (CODEC, payload type N, SSRC N)`, `srtp (SUITE)://...` when protected.
+    private static func describe(_ rtp: RTPSenderHandle) -> String {
+        let scheme = rtp.destination.srtp.map { "srtp (\($0.profile.sdesName))" } ?? "rtp"
+        return "\(scheme)://\(rtp.destination.address) (\(rtp.codec), payload type \(rtp.payloadType), SSRC \(rtp.ssrc))"
     }
 }
 

@@ -135,6 +135,24 @@ struct AnswerTests {
         #expect(sdp.media[1].port == 0)
         #expect(results[1].rejectionReason == "no common codec: offered PCMU/8000/1 (not supported)")
         #expect(try sdp.groups().isEmpty)  // nothing accepted, nothing bundled
+        // Each offered format not taken, with why: RTX by the format it repairs, a static type by its name.
+        #expect(results[0].refusedFormats.map { "\($0.payloadType) \($0.format): \($0.reason)" } == [
+            "100 H264 profile 64001f (High 3.1) packetization-mode 1: no High profile here",
+            "102 VP9/90000: not supported",
+            "101 rtx/90000: RTX of payload type 100, which is not taken",
+        ])
+        #expect(results[1].refusedFormats.map { "\($0.payloadType) \($0.format): \($0.reason)" } == ["0 PCMU/8000/1: not supported"])
+    }
+
+    /// An accepted section names the formats it leaves out too (Chrome's H.264 Main and High, RED, FEC).
+    @Test func acceptedSectionsNameWhatTheyLeaveOut() throws {
+        let (_, results) = try answer("chrome-offer.sdp")
+        let refused = Dictionary(uniqueKeysWithValues: results[1].refusedFormats.map { ($0.payloadType, $0.reason) })
+        #expect(refused[127] == "no Main profile here" && refused[112] == "no High profile here")
+        #expect(refused[125] == "RTX of payload type 127, which is not taken")
+        #expect(refused[116] == "not supported" && refused[118] == "not supported")
+        #expect(Set(refused.keys).isDisjoint(with: results[1].codecs.flatMap { [$0.payloadType, $0.retransmissionPayloadType ?? 0] }))
+        #expect(results[0].refusedFormats.map(\.payloadType) == [63, 9, 0, 8, 13, 110, 126])
     }
 
     @Test func packetizationModeMustMatch() throws {

@@ -182,6 +182,59 @@ import TestSupport
         }
     }
 
+    /// Audio and video of a call received into one file, as `sluice receive call.sdp call.webm` does:
+    /// 40 pictures of the sample and 1.6 s of a tone, sent at once by two senders.
+    @Test(arguments: [(CodecName.vp8, "call.webm", "vp8"), (.vp8, "call.mkv", "vp8"), (.h264, "call.mp4", "h264")])
+    func audioAndVideoAreReceivedIntoOneFile(codec: CodecName, name: String, probed: String) throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            let output = dir.file(name), tone = dir.file("tone.wav")
+            try TestSupport.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=1.6", "-ac", "2", tone])
+            var options = ReceiveOptions()
+            options.limits.silence = .seconds(10)
+            let receiver = try RTPReceivePipeline(streams: [try RTPStreamingTests.loopback(codec), try RTPStreamingTests.loopback(.opus, payloadType: 111)],
+                                                  output: output, options: options)
+            #expect(receiver.localAddresses.count == 2 && receiver.localAddresses[0] != receiver.localAddresses[1])
+            var videoOptions = TranscodeOptions()
+            videoOptions.maxFrames = 40
+            videoOptions.codec = codec
+            let video = try Transcoder(input: TestSupport.sampleIVF, sendingTo: RTPStreamingTests.destination(of: receiver),
+                                       options: videoOptions)
+            var audioDestination = RTPDestination(address: receiver.localAddresses[1])
+            audioDestination.multiplexed = true
+            let audio = try Transcoder(input: tone, sendingTo: audioDestination)
+            _ = try RTPStreamingTests.stream(into: receiver) {
+                let audioThread = WorkerThread { _ = try? audio.run() }
+                _ = try video.run()
+                audioThread.join()
+            }
+            #expect(receiver.framesDone(ofStream: 0) == 40)
+            let packets = receiver.framesDone(ofStream: 1)
+            #expect((78...82).contains(packets), "1.6 s of 20 ms Opus packets, \(packets) received")
+            let videoProbe = try Self.probe(output, stream: "v:0"), audioProbe = try Self.probe(output, stream: "a:0")
+            #expect(videoProbe["codec_name"] == probed && videoProbe["nb_read_frames"] == "40", "\(videoProbe)")
+            #expect(audioProbe["codec_name"] == "opus" && audioProbe["nb_read_frames"] == "\(packets)", "\(audioProbe)")
+            let seconds = try Self.duration(output)
+            #expect(abs(seconds - 1.6) < 0.1, "40 frames at 25 fps and 1.6 s of audio, \(seconds) s")
+            #expect(try Self.decodesCleanly(output))
+        }
+    }
+
+    /// One file of a single-stream format takes one stream: audio and video together are refused.
+    @Test func twoStreamsNeedAContainer() throws {
+        #expect {
+            _ = try RTPReceivePipeline(streams: [try RTPStreamingTests.loopback(.vp8), try RTPStreamingTests.loopback(.opus)],
+                                       output: "/tmp/never-written.ivf")
+        } throws: { error in
+            "\(error)".contains("/tmp/never-written.ivf: a .ivf file holds one stream")
+        }
+        #expect {
+            _ = try RTPReceivePipeline(streams: [try RTPStreamingTests.loopback(.h264), try RTPStreamingTests.loopback(.opus)],
+                                       output: "/tmp/never-written.webm")
+        } throws: { error in
+            "\(error)".contains("a .webm file takes VP8, OPUS, not the H264 stream")
+        }
+    }
+
     /// Stopping a run (Ctrl-C) also writes the index.
     @Test func aStoppedRunLeavesAPlayableMP4() throws {
         try TestSupport.withTemporaryDirectory { dir in

@@ -312,4 +312,81 @@ import TestSupport
             #expect(bytes == 40 * 640 * 360 * 3 / 2, "every frame")
         }
     }
+    /// Whether a socket on this machine is bound to UDP `port` (the kernel's table, read without
+    /// binding: a test bind could take the port from the process about to bind it).
+    static func isBound(udpPort port: UInt16) -> Bool {
+        let table = (try? String(contentsOfFile: "/proc/net/udp", encoding: .utf8)) ?? ""
+        let needle = ":" + String(format: "%04X", port) + " "
+        return table.split(separator: "\n").contains { $0.split(separator: " ").dropFirst().first.map { "\($0) ".hasSuffix(needle) } ?? false }
+    }
+
+    /// `sluice receive` records the VP8 and Opus that ffmpeg sends (one SDP with two sections) into one
+    /// file, in sync (the flash-and-beep clip of `AVSyncTests`), and its help says how.
+    @Test(arguments: ["call.webm", "call.mkv"])
+    func audioAndVideoFromFFmpegAreRecordedIntoOneFile(name: String) throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            let sluice = TestSupport.productsDirectory.appendingPathComponent("sluice").path
+            let help = try TestSupport.run(sluice, ["receive", "--help"])
+            #expect(help.stdoutText.contains("sluice receive call.sdp call.webm"), "\(help.stdoutText)")
+            let input = dir.file("clip.mp4")
+            try AVSyncTests.makeInput(input, audioCodec: "aac")
+            let videoPort = try Self.freePortPair()
+            var audioPort = try Self.freePortPair()
+            while audioPort == videoPort { audioPort = try Self.freePortPair() }
+            let outputs = ["-map", "0:v", "-c:v", "libvpx", "-g", "25", "-f", "rtp", "rtp://127.0.0.1:\(videoPort)",
+                           "-map", "0:a", "-c:a", "libopus", "-f", "rtp", "rtp://127.0.0.1:\(audioPort)"]
+            let sdp = dir.file("call.sdp"), output = dir.file(name)
+            try TestSupport.ffmpeg(["-i", input, "-frames:v", "1", "-frames:a", "1"] + outputs + ["-sdp_file", sdp])
+            let receiving = TestSupport.start(sluice, ["receive", sdp, output, "--quiet", "--timeout", "2"], timeout: 60)
+            for _ in 0..<200 where !(Self.isBound(udpPort: videoPort) && Self.isBound(udpPort: audioPort)) { usleep(25_000) }
+            let sender = try TestSupport.run("ffmpeg", ["-nostdin", "-hide_banner", "-loglevel", "error", "-re", "-i", input] + outputs, timeout: 30)
+            #expect(sender.status == 0, "ffmpeg: \(sender.stderr)")
+            let received = try receiving.wait()
+            #expect(received.status == 0, "sluice receive: \(received.stderr)")
+            #expect(received.stdoutText.contains("received rtp://127.0.0.1:\(videoPort) -> \(output)"), "\(received.stdoutText)")
+            #expect(received.stdoutText.contains("received rtp://127.0.0.1:\(audioPort) -> \(output)"), "\(received.stdoutText)")
+            let video = try ContainerTranscodeTests.probe(output, stream: "v:0"), audio = try ContainerTranscodeTests.probe(output, stream: "a:0")
+            #expect(video["codec_name"] == "vp8" && audio["codec_name"] == "opus", "\(video) \(audio)")
+            // Listening before ffmpeg starts, every frame arrives: 100 pictures, 4 s of 20 ms packets.
+            #expect(video["nb_read_frames"] == "100", "\(video)")
+            let packets = Int(audio["nb_read_frames"] ?? "") ?? 0
+            #expect((198...202).contains(packets), "\(packets) Opus packets for 4 s")
+            let seconds = try ContainerTranscodeTests.duration(output)
+            #expect(abs(seconds - 4.0) < 0.1, "\(seconds) s")
+            #expect(try ContainerTranscodeTests.decodesCleanly(output))
+            // Each track starts at its first frame, which left ffmpeg together: within one frame.
+            for offset in try AVSyncTests.offsets(in: output, scratch: dir) {
+                #expect(abs(offset) < 0.04, "audio \(Int(offset * 1000)) ms from video")
+            }
+        }
+    }
+    /// `sluice send clip.mp4 --audio-to` sends the video as it is and the AAC as Opus, in one SDP that
+    /// `sluice receive` records into one Matroska file: every frame and packet, ended by both BYEs, in sync.
+    @Test func sluiceSendsAudioAndVideoThatSluiceReceivesIntoOneFile() throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            let sluice = TestSupport.productsDirectory.appendingPathComponent("sluice").path
+            let input = dir.file("clip.mp4"), sdp = dir.file("call.sdp"), output = dir.file("call.mkv")
+            try AVSyncTests.makeInput(input, audioCodec: "aac")
+            let videoPort = try Self.freePortPair()
+            var audioPort = try Self.freePortPair()
+            while audioPort == videoPort { audioPort = try Self.freePortPair() }
+            let sending = TestSupport.start(sluice, ["send", input, "--to", "127.0.0.1:\(videoPort)", "--audio-to", "127.0.0.1:\(audioPort)",
+                                                     "--sdp", sdp, "--wait", "2", "--quiet"], timeout: 60)
+            for _ in 0..<200 where !FileManager.default.fileExists(atPath: sdp) { usleep(25_000) }
+            let received = try TestSupport.run(sluice, ["receive", sdp, output, "--quiet", "--timeout", "5"], timeout: 60)
+            let sent = try sending.wait()
+            #expect(sent.status == 0 && received.status == 0, "send: \(sent.stderr) receive: \(received.stderr)")
+            #expect(sent.stdoutText.contains("audio    aac -> rtp://127.0.0.1:\(audioPort) (OPUS, payload type 111"), "\(sent.stdoutText)")
+            let description = try SessionDescription(contentsOfFile: sdp)
+            #expect(description.media.map(\.type) == ["video", "audio"] && description.media.map(\.port) == [Int(videoPort), Int(audioPort)])
+            #expect(received.stdoutText.components(separatedBy: "(the sender said BYE)").count == 3, "\(received.stdoutText)")
+            let video = try ContainerTranscodeTests.probe(output, stream: "v:0"), audio = try ContainerTranscodeTests.probe(output, stream: "a:0")
+            #expect(video["codec_name"] == "h264" && video["nb_read_frames"] == "100", "\(video)")
+            let packets = Int(audio["nb_read_frames"] ?? "") ?? 0
+            #expect(audio["codec_name"] == "opus" && (199...202).contains(packets), "\(audio)")
+            for offset in try AVSyncTests.offsets(in: output, scratch: dir) {
+                #expect(abs(offset) < 0.04, "audio \(Int(offset * 1000)) ms from video")
+            }
+        }
+    }
 }

@@ -233,6 +233,33 @@ import TestSupport
         }
     }
 
+    /// An offer of codecs Sluice has none of (AV1, H.265, H.264 Constrained High; G.722) is refused section by
+    /// section, and each codec says why.
+    @Test func inspectSaysWhenNothingIsInCommon() throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            let offer = dir.file("unsupported.sdp")
+            let description = "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"
+                + "m=video 5004 RTP/AVP 45 49 100\r\na=rtpmap:45 AV1/90000\r\na=rtpmap:49 H265/90000\r\n"
+                + "a=rtpmap:100 H264/90000\r\na=fmtp:100 profile-level-id=640c1f;packetization-mode=1\r\n"
+                + "m=audio 5006 RTP/AVP 9\r\n"
+            try description.write(toFile: offer, atomically: true, encoding: .utf8)
+            let text = try TestSupport.runChecked(sluice, ["inspect", offer]).stdoutText
+            #expect(text.contains("45 AV1/90000  [refused: not supported]"), "\(text)")
+            #expect(text.contains("49 H265/90000  [refused: not supported]"))
+            #expect(text.contains("100 H264/90000  profile-level-id=640c1f;packetization-mode=1  [refused: no Constrained High profile here]"))
+            #expect(text.contains("sluice would refuse the section: no common codec: offered AV1/90000 (not supported); "
+                                  + "H265/90000 (not supported); H264 profile 640c1f (Constrained High 3.1) packetization-mode 1 (no Constrained High profile here)"))
+            #expect(text.contains("9 G722/8000/1  [refused: not supported]"))
+            let json = try TestSupport.runChecked(sluice, ["inspect", offer, "--json"]).stdout
+            let sections = try #require((try JSONSerialization.jsonObject(with: json) as? [String: Any])?["media"] as? [[String: Any]])
+            for section in sections {
+                let answer = try #require(section["answer"] as? [String: Any])
+                #expect(answer["chosen"] is NSNull && answer["accepted"] as? [Int] == [])
+                #expect((answer["rejection"] as? String)?.hasPrefix("no common codec") == true, "\(answer)")
+            }
+        }
+    }
+
     @Test func inspectDescribesAnSDP() throws {
         let fixtures = TestSupport.repositoryRoot.appendingPathComponent("Tests/MediaSDPTests/Fixtures")
         let chrome = try TestSupport.runChecked(sluice, ["inspect", fixtures.file("chrome-offer.sdp")])
@@ -243,6 +270,20 @@ import TestSupport
         let media = try #require((json["media"] as? [[String: Any]])?.first)
         #expect(json["type"] as? String == "sdp" && media["crypto"] as? Bool == true && media["fingerprint"] as? Bool == false)
         #expect((media["codecs"] as? [[String: Any]])?.map { $0["name"] as? String } == ["PCMU", "PCMA", "telephone-event"])
+        // What Sluice would answer, codec by codec, in text and JSON.
+        #expect(chrome.stdoutText.contains("111 opus/48000/2  minptime=10;useinbandfec=1  [taken, chosen]"))
+        #expect(chrome.stdoutText.contains("sluice would answer sendrecv with opus (111)"))
+        #expect(chrome.stdoutText.contains("profile-level-id=64001f  [refused: no High profile here]"), "\(chrome.stdoutText)")
+        #expect(chrome.stdoutText.contains("97 rtx/90000  apt=96  [taken]"))
+        #expect(chrome.stdoutText.contains("sluice would answer sendrecv with VP8 (96), also 102 104 106 108"))
+        #expect(chrome.stdoutText.contains("sluice would answer sendrecv (data channels)"))
+        let chromeJSON = try TestSupport.runChecked(sluice, ["inspect", fixtures.file("chrome-offer.sdp"), "--json"])
+        let sections = try #require((try JSONSerialization.jsonObject(with: chromeJSON.stdout) as? [String: Any])?["media"] as? [[String: Any]])
+        let video = try #require(sections[1]["answer"] as? [String: Any])
+        #expect(video["chosen"] as? Int == 96 && video["accepted"] as? [Int] == [96, 102, 104, 106, 108] && video["rejection"] is NSNull)
+        let videoCodecs = try #require(sections[1]["codecs"] as? [[String: Any]])
+        let main = try #require(videoCodecs.first { $0["payload_type"] as? Int == 127 })
+        #expect(main["accepted"] as? Bool == false && main["refusal"] as? String == "no Main profile here")
         let bad = try TestSupport.run(sluice, ["inspect", "/dev/null"])
         #expect(bad.status != 0 && bad.stderr.hasPrefix("sluice: /dev/null"), "\(bad.stderr)")
     }
