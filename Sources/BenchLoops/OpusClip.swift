@@ -46,6 +46,29 @@ public enum OpusClip {
         }
     }()
 
+    /// How many times the looped clip plays the clip.
+    public static let loops = 8
+
+    /// `samples` `loops` times over: with `loopedFrames` and `loopedPackets`, an input long enough
+    /// (80 s) that a benchmark's repetition measures the work per packet, not the graph's set-up.
+    public static let loopedSamples: [Int16] = Array([[Int16]](repeating: samples, count: loops).joined())
+
+    /// `frames` `loops` times over, timestamps running on (the buffers are shared).
+    public static let loopedFrames: [AudioFrame] = looped(frames)
+
+    /// `packets` `loops` times over, timestamps running on (the buffers are shared).
+    public static let loopedPackets: [EncodedFrame] = looped(packets)
+
+    private static func looped<Item: MediaPayload>(_ items: [Item]) -> [Item] {
+        (0..<loops).flatMap { pass in
+            items.map { item in
+                var copy = item
+                copy.shift(by: MediaTime(Int64(pass * seconds), timebase: Rational(1, 1)))
+                return copy
+            }
+        }
+    }
+
     /// The clip encoded once by Sluice's OpusEncoder (20 ms packets), for the decoder benchmarks.
     public static let packets: [EncodedFrame] = {
         let encoder = try! OpusEncoder(format: format, settings: settings)
