@@ -192,6 +192,7 @@ public final class Graph: @unchecked Sendable {
             return
         }
         scheduler.startIfNeeded()
+        scheduler.runStarted()
         if cancelledEarly { run.cancel() }
         for runner in runners {
             if runner.parker != nil {

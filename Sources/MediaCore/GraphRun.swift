@@ -72,6 +72,7 @@ final class GraphRun: @unchecked Sendable {
             state.runners = []
             return state.onFinished.take()
         }
+        scheduler.runEnded()
         onFinished?()
     }
 

@@ -68,6 +68,8 @@ class NodeRunner: @unchecked Sendable {
     var parker: ThreadParker?
     /// When the node's pending timer fires; guarded by the scheduler's lock.
     var timerDeadline: ClockTime?
+    /// How long the node's last slice on a shared worker took.
+    var lastSlice = ClockTime.zero
 
     /// Makes the node run again soon: it has input, room for output, an event or a due timer. Safe
     /// from any thread; costs one atomic operation when the node is already scheduled or running.

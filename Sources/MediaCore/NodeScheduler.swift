@@ -27,10 +27,13 @@ enum SliceOutcome {
 /// paced sources (`Production.wait`), and a woken node joins a queue of ready nodes. Workers take
 /// nodes from that queue and step each for a slice (until it parks, or for at most `slice`), so
 /// a crossing between nodes costs a queue operation, not a thread switch. A node woken by the node a
-/// worker is running goes to that worker's *next* slot and runs right after it on the same thread,
-/// with its input still in the cache; only the node it displaces goes to the shared queue, where an
-/// idle worker is signalled. Slices are taken in order of readiness, so a graph's 40 µs Opus decode
-/// waits at most for the steps already running, never for a whole graph's backlog.
+/// worker is running goes to that worker's own queue and runs after it on the same thread, with its
+/// input still in the cache and no other thread woken: a chain of cheap nodes (an Opus decode of
+/// 30 µs between a depacketizer and a sink) runs on one core with no wake-up at all. Before a
+/// *heavy* node (its last slice took over `heavySlice`: a video codec), the worker hands its own
+/// queue to the shared one and an idle worker, so that heavy stages overlap on several cores.
+/// Slices are taken in order of readiness, so a ready node waits at most for the steps already
+/// running, never for a whole graph's backlog.
 ///
 /// There are as many workers as cores. Codec calls are compute, and more threads than cores would
 /// only add switches; but a step can also take long or block (a 4K encode, a node that should have
@@ -50,8 +53,13 @@ final class NodeScheduler: @unchecked Sendable {
     /// How often the timer thread checks for starvation while every worker is busy.
     static let tick = ClockTime.milliseconds(5)
     static let retireAfter = ClockTime.seconds(2)
-    /// How many nodes in a row a worker takes from its next slot before looking at the shared queue.
-    static let nextSlotStreak = 16
+    /// How many nodes in a row a worker takes from its own queue before looking at the shared one.
+    static let localStreak = 16
+    /// How many woken nodes a worker keeps to itself; more go to the shared queue.
+    static let localCapacity = 16
+    /// A node whose last slice took longer is worth a core of its own: before running it, a worker
+    /// hands what it keeps to itself to the shared queue and an idle worker.
+    static let heavySlice = ClockTime(nanoseconds: 200_000)
 
     let baseWorkers: Int
     let maxWorkers: Int
@@ -64,7 +72,11 @@ final class NodeScheduler: @unchecked Sendable {
     private var ready = Deque<NodeRunner>(minimumCapacity: 256)
     private var timers = TimerHeap()
     private var workers = 0
-    private var idleWorkers = 0
+    private var idleWorkers = 0 {
+        didSet { idleCount.store(idleWorkers, ordering: .relaxed) }
+    }
+    /// `idleWorkers`, readable without the lock (a hint).
+    private let idleCount = Atomic<Int>(0)
     /// Counts the nodes taken from `ready`, so that the timer thread can tell a stalled queue.
     private var taken = 0
     /// When the timer thread will next look; `.max` when it sleeps until signalled.
@@ -72,11 +84,13 @@ final class NodeScheduler: @unchecked Sendable {
     private var started = false
     private var due: [NodeRunner] = []
     private var running: [Worker] = []
+    private var activeRuns = 0
 
     /// A worker's thread-local state: its next slot.
     final class Worker {
         unowned let scheduler: NodeScheduler
-        var next: NodeRunner?
+        /// Nodes this worker woke, which it runs next, in order, unseen by the other workers.
+        var local = Deque<NodeRunner>(minimumCapacity: NodeScheduler.localCapacity)
         var streak = 0
         /// The CPU time clock of the worker's thread, and its reading at the timer thread's last
         /// look (guarded by the scheduler's lock).
@@ -147,30 +161,42 @@ final class NodeScheduler: @unchecked Sendable {
 
     // MARK: Ready nodes
 
-    /// Queues a node that `wake()` moved to scheduled.
+    /// Queues a node that `wake()` moved to scheduled: on the waking worker's own queue if it is
+    /// one of ours (no lock, no signal), else on the shared queue.
     func enqueue(_ runner: NodeRunner) {
-        if let worker = Self.current, worker.scheduler === self {
-            let displaced = worker.next
-            worker.next = runner
-            guard let displaced else { return }
-            push(displaced)
-        } else {
-            push(runner)
-        }
+        guard let worker = Self.current, worker.scheduler === self else { return push(runner) }
+        if worker.local.count >= Self.localCapacity, let oldest = worker.local.popFirst() { push(oldest) }
+        worker.local.append(runner)
     }
 
     private func push(_ runner: NodeRunner) {
         locked {
             ready.append(runner)
-            if idleWorkers > 0 {
-                pthread_cond_signal(workAvailable)
-            } else if timerThreadWakes > SystemClock.monotonicNow + Self.tick {
-                // Every worker is busy: let the timer thread watch for starvation.
+            if idleWorkers > 0 { pthread_cond_signal(workAvailable) }
+        }
+    }
+
+    /// Moves what `worker` keeps to itself to the shared queue, and wakes an idle worker for it.
+    private func share(_ worker: Worker) {
+        guard !worker.local.isEmpty else { return }
+        locked {
+            while let runner = worker.local.popFirst() { ready.append(runner) }
+            if idleWorkers > 0 { pthread_cond_signal(workAvailable) }
+        }
+    }
+
+    /// Counts a graph in; while any runs, the timer thread looks for starvation every `tick`.
+    func runStarted() {
+        locked {
+            activeRuns += 1
+            if activeRuns == 1 {
                 timerThreadWakes = .zero
                 pthread_cond_signal(timersChanged)
             }
         }
     }
+
+    func runEnded() { locked { activeRuns -= 1 } }
 
     private func work(retiring: Bool) {
         let worker = Worker(scheduler: self)
@@ -178,20 +204,19 @@ final class NodeScheduler: @unchecked Sendable {
         locked { running.append(worker) }
         while true {
             let runner: NodeRunner
-            if let next = worker.next, worker.streak < Self.nextSlotStreak {
-                worker.next = nil
+            if worker.streak < Self.localStreak, let next = worker.local.popFirst() {
                 worker.streak += 1
                 runner = next
             } else {
-                if let next = worker.next {
-                    // Let the shared queue go first now and then.
-                    worker.next = nil
-                    push(next)
-                }
+                // Let the shared queue go first now and then.
+                share(worker)
                 worker.streak = 0
                 guard let taken = takeReady(retiring: retiring, worker) else { break }
                 runner = taken
             }
+            // Cheap nodes handed from one to the next stay on this worker (a wake-up of another
+            // would cost more than their work); a heavy one leaves the rest to an idle worker.
+            if runner.lastSlice > Self.heavySlice && idleCount.load(ordering: .relaxed) > 0 { share(worker) }
             run(runner)
         }
         pthread_setspecific(Self.currentWorker, nil)
@@ -224,7 +249,9 @@ final class NodeScheduler: @unchecked Sendable {
 
     private func run(_ runner: NodeRunner) {
         runner.schedule.store(ScheduleState.running.rawValue, ordering: .releasing)
-        let sliceEnd = SystemClock.monotonicNow + Self.slice
+        let sliceStart = SystemClock.monotonicNow
+        let sliceEnd = sliceStart + Self.slice
+        defer { runner.lastSlice = SystemClock.monotonicNow - sliceStart }
         while true {
             switch runner.runSlice(until: sliceEnd) {
             case .yielded:
@@ -291,8 +318,11 @@ final class NodeScheduler: @unchecked Sendable {
                 continue
             }
             var wakeAt = timers.first?.deadline ?? .max
-            if !ready.isEmpty && idleWorkers == 0 {
-                if taken == lastTaken && workers < maxWorkers && computingWorkers() < baseWorkers {
+            if activeRuns > 0 {
+                // Signalling this thread whenever every worker is busy would cost a wake-up per
+                // node handed over; looking every tick costs 200 a second.
+                if !ready.isEmpty && idleWorkers == 0 && taken == lastTaken && workers < maxWorkers
+                    && computingWorkers() < baseWorkers {
                     startWorker(retiring: true)
                 }
                 wakeAt = min(wakeAt, now + Self.tick)
