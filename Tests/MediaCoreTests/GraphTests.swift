@@ -131,7 +131,9 @@ import TestSupport
         let graph = Graph()
         let sink = CollectingSink()
         graph.add(sink, input: graph.add(PatternSource(count: nil, paced: true)))
-        let task = Task { try await graph.run() }
+        // On the test's executor: an unstructured `Task {}` would wait for Swift's cooperative pool,
+        // which the parallel run's synchronous tests hold for a minute and more.
+        let task = Task(executorPreference: DedicatedThreadsExecutor.shared) { try await graph.run() }
         func delivered() -> Int { graph.progress.first { $0.name == sink.name }?.itemsIn ?? 0 }
         let deadline = SystemClock().now + .seconds(60)
         while delivered() < 3 && SystemClock().now < deadline { try await Task.sleep(for: .milliseconds(10)) }

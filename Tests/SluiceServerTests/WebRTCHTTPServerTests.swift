@@ -324,7 +324,7 @@ struct WebRTCHTTPServerRunTests {
         let server = WebRTCHTTPServer(
             handler: handler, configuration: .init(host: "127.0.0.1", port: 0), logger: quietLogger)
         let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
-        let running = Task { try await server.run(onServerRunning: { portSink.yield($0) }) }
+        let running = Task(executorPreference: DedicatedThreadsExecutor.shared) { try await server.run(onServerRunning: { portSink.yield($0) }) }
         var iterator = ports.makeAsyncIterator()
         let port = try #require(await iterator.next())
         #expect(port > 0 && port != 8080)
