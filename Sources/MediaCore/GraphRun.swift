@@ -91,8 +91,9 @@ extension NodeRunner {
     /// nothing to do.
     func runOnOwnThread() {
         guard let run, let parker else { return }
+        var steps = 0
         while true {
-            switch runSlice(until: .max) {
+            switch runSlice(until: .max, steps: &steps) {
             case .idle(let wake): parker.park(until: wake.map(run.monotonicDeadline))
             case .yielded: continue
             case .finished:

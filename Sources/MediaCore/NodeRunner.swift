@@ -68,8 +68,9 @@ class NodeRunner: @unchecked Sendable {
     var parker: ThreadParker?
     /// When the node's pending timer fires; guarded by the scheduler's lock.
     var timerDeadline: ClockTime?
-    /// How long the node's last slice on a shared worker took.
-    var lastSlice = ClockTime.zero
+    /// How long a step of the node took in its last slice on a shared worker (written before the
+    /// node can be woken again, read when it is).
+    var stepCost = ClockTime.zero
 
     /// Makes the node run again soon: it has input, room for output, an event or a due timer. Safe
     /// from any thread; costs one atomic operation when the node is already scheduled or running.
@@ -94,12 +95,14 @@ class NodeRunner: @unchecked Sendable {
         }
     }
 
-    /// Steps the node until it has nothing to do, ends, or the monotonic clock passes `sliceEnd`.
-    func runSlice(until sliceEnd: ClockTime) -> SliceOutcome {
+    /// Steps the node until it has nothing to do, ends, or the monotonic clock passes `sliceEnd`;
+    /// counts its steps into `steps`.
+    func runSlice(until sliceEnd: ClockTime, steps: inout Int) -> SliceOutcome {
         guard let run else { return .finished }
         while true {
             if run.isStopping { return .finished }
             let result: StepResult
+            steps += 1
             do { result = try step() } catch {
                 run.fail(name, error)
                 return .finished

@@ -30,8 +30,9 @@ enum SliceOutcome {
 /// worker is running goes to that worker's own queue and runs after it on the same thread, with its
 /// input still in the cache and no other thread woken: a chain of cheap nodes (an Opus decode of
 /// 30 µs between a depacketizer and a sink) runs on one core with no wake-up at all. Before a
-/// *heavy* node (its last slice took over `heavySlice`: a video codec), the worker hands its own
-/// queue to the shared one and an idle worker, so that heavy stages overlap on several cores.
+/// *heavy* node (its steps take over `heavyStep`: a video codec), the worker hands its own queue to
+/// the shared one and an idle worker, and a heavy node woken goes to the shared queue, so that heavy
+/// stages overlap on several cores.
 /// Slices are taken in order of readiness, so a ready node waits at most for the steps already
 /// running, never for a whole graph's backlog.
 ///
@@ -57,9 +58,10 @@ final class NodeScheduler: @unchecked Sendable {
     static let localStreak = 16
     /// How many woken nodes a worker keeps to itself; more go to the shared queue.
     static let localCapacity = 16
-    /// A node whose last slice took longer is worth a core of its own: before running it, a worker
-    /// hands what it keeps to itself to the shared queue and an idle worker.
-    static let heavySlice = ClockTime(nanoseconds: 200_000)
+    /// A node whose steps take longer (a video codec's) is worth a core of its own: it goes to the
+    /// shared queue when woken, and before running it a worker hands what it keeps to itself to
+    /// the shared queue and an idle worker.
+    static let heavyStep = ClockTime(nanoseconds: 200_000)
 
     let baseWorkers: Int
     let maxWorkers: Int
@@ -161,10 +163,13 @@ final class NodeScheduler: @unchecked Sendable {
 
     // MARK: Ready nodes
 
-    /// Queues a node that `wake()` moved to scheduled: on the waking worker's own queue if it is
-    /// one of ours (no lock, no signal), else on the shared queue.
+    /// Queues a node that `wake()` moved to scheduled: a cheap one on the waking worker's own queue
+    /// if it is one of ours (no lock, no signal), a heavy one or one woken from elsewhere on the
+    /// shared queue, where an idle worker takes it.
     func enqueue(_ runner: NodeRunner) {
-        guard let worker = Self.current, worker.scheduler === self else { return push(runner) }
+        guard let worker = Self.current, worker.scheduler === self, runner.stepCost <= Self.heavyStep else {
+            return push(runner)
+        }
         if worker.local.count >= Self.localCapacity, let oldest = worker.local.popFirst() { push(oldest) }
         worker.local.append(runner)
     }
@@ -216,7 +221,7 @@ final class NodeScheduler: @unchecked Sendable {
             }
             // Cheap nodes handed from one to the next stay on this worker (a wake-up of another
             // would cost more than their work); a heavy one leaves the rest to an idle worker.
-            if runner.lastSlice > Self.heavySlice && idleCount.load(ordering: .relaxed) > 0 { share(worker) }
+            if runner.stepCost > Self.heavyStep && idleCount.load(ordering: .relaxed) > 0 { share(worker) }
             run(runner)
         }
         pthread_setspecific(Self.currentWorker, nil)
@@ -251,9 +256,12 @@ final class NodeScheduler: @unchecked Sendable {
         runner.schedule.store(ScheduleState.running.rawValue, ordering: .releasing)
         let sliceStart = SystemClock.monotonicNow
         let sliceEnd = sliceStart + Self.slice
-        defer { runner.lastSlice = SystemClock.monotonicNow - sliceStart }
+        var steps = 0
         while true {
-            switch runner.runSlice(until: sliceEnd) {
+            let outcome = runner.runSlice(until: sliceEnd, steps: &steps)
+            // Before the node can be woken again: `enqueue` reads it then.
+            runner.stepCost = ClockTime(nanoseconds: (SystemClock.monotonicNow - sliceStart).nanoseconds / Int64(max(1, steps)))
+            switch outcome {
             case .yielded:
                 runner.schedule.store(ScheduleState.scheduled.rawValue, ordering: .releasing)
                 push(runner)
