@@ -6,14 +6,16 @@ import Sluice
 /// Opus through libopus alone, no Sluice types in the loops.
 public enum BareOpus {
     /// Encodes interleaved `samples` (48 kHz, `OpusClip.channels`) in whole 20 ms packets with the
-    /// settings OpusEncoder applies for `OpusClip.settings`; returns the compressed bytes.
-    public static func encode(_ samples: ArraySlice<Int16>) -> Int {
+    /// settings OpusEncoder applies for `OpusClip.settings` (or `bitrate` and `complexity`, nil:
+    /// libopus's default); returns the compressed bytes.
+    public static func encode(_ samples: ArraySlice<Int16>, bitrate: Int = OpusClip.settings.bitrate,
+                              complexity: Int? = 10) -> Int {
         let channels = OpusClip.channels
         var error: Int32 = 0
         let encoder = opus_encoder_create(Int32(OpusClip.sampleRate), Int32(channels), OPUS_APPLICATION_AUDIO, &error)!
         defer { opus_encoder_destroy(encoder) }
-        _ = sluice_opus_set_bitrate(encoder, Int32(OpusClip.settings.bitrate))
-        _ = sluice_opus_set_complexity(encoder, 10)
+        _ = sluice_opus_set_bitrate(encoder, Int32(bitrate))
+        if let complexity { _ = sluice_opus_set_complexity(encoder, Int32(complexity)) }
         var output = [UInt8](repeating: 0, count: 4000)
         var bytes = 0
         let step = OpusClip.packetSamples * channels
