@@ -82,8 +82,6 @@ final class Edge<Item>: @unchecked Sendable {
 
     var count: Int { lock.withLock { packets.count } }
 
-    var isClosed: Bool { lock.withLock { closed } }
-
     /// Drops what is queued and fails every later `push`/`pop`.
     func close() {
         lock.withLock {

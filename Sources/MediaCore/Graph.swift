@@ -246,16 +246,22 @@ public final class Graph: @unchecked Sendable {
         return try endRun(elapsed: manual.now - startTime)
     }
 
+    /// Like `start(completion:)`, but builds and starts the graph on a short-lived thread of its
+    /// own, for graphs whose negotiation waits (a network stream's first keyframe); a build error
+    /// goes to `completion` too. The thread ends once the graph has started.
+    public func startBuildingAside(completion: @escaping @Sendable (Result<GraphReport, any Error>) -> Void) {
+        WorkerThread.detached { [self] in
+            do { try start(completion: completion) } catch { completion(.failure(error)) }
+        }
+    }
+
     /// Runs the graph without blocking the caller's thread; cancelling the calling task cancels
-    /// the graph. Building (which may wait, e.g. for a network stream's first keyframe) happens on
-    /// a short-lived thread of its own.
+    /// the graph. It is built aside (`startBuildingAside`).
     @discardableResult
     public func run() async throws -> GraphReport {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                WorkerThread.detached { [self] in
-                    do { try start { continuation.resume(with: $0) } } catch { continuation.resume(throwing: error) }
-                }
+                startBuildingAside { continuation.resume(with: $0) }
             }
         } onCancel: {
             cancel()

@@ -15,21 +15,13 @@ final class RunningPipeline: @unchecked Sendable {
     private let done = DispatchSemaphore(value: 0)
     private let outcome = Mutex<Result<GraphReport, any Error>?>(nil)
 
-    init(graph: Graph, name: String, built: Bool = false) {
+    init(graph: Graph, built: Bool = false) {
         self.graph = graph
-        let begin: @Sendable () -> Void = { [self] in
-            do {
-                try graph.start { [self] result in end(result) }
-            } catch {
-                end(.failure(error))
-            }
-        }
+        let finished: @Sendable (Result<GraphReport, any Error>) -> Void = { [self] result in self.end(result) }
         if built {
-            begin()
+            do { try graph.start(completion: finished) } catch { finished(.failure(error)) }
         } else {
-            let thread = Thread(block: begin)
-            thread.name = "build \(name)"
-            thread.start()
+            graph.startBuildingAside(completion: finished)
         }
     }
 
@@ -150,7 +142,7 @@ public final class PeerSender: @unchecked Sendable {
         } catch {
             throw .media("\(track.kind.rawValue) track \(track.id): \(error)")
         }
-        let pipeline = RunningPipeline(graph: graph, name: "send \(kind.rawValue) \(ssrc)")
+        let pipeline = RunningPipeline(graph: graph)
         state.withLock { state in
             state.pipeline = pipeline
             state.encoderStatistics = encoderStatistics
@@ -262,7 +254,7 @@ public final class RemoteTrack: @unchecked Sendable {
         }
         let started = running.withLock { running -> Bool in
             guard running.pipeline == nil else { return false }
-            running = Running(pipeline: RunningPipeline(graph: graph, name: "receive \(kind.rawValue) mid \(mid)"),
+            running = Running(pipeline: RunningPipeline(graph: graph),
                               decoder: decoderStatistics)
             return true
         }

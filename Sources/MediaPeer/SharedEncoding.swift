@@ -42,7 +42,7 @@ public final class SharedEncoding: @unchecked Sendable {
         guard let format = graph.outputFormat(of: encoder) else { throw PeerConnectionError.media("the \(codec) encoder has no format") }
         self.format = format
         sink.publish = { [weak self] frame in self?.publish(frame) }
-        pipeline = RunningPipeline(graph: graph, name: "shared \(kind.rawValue) \(codec)", built: true)
+        pipeline = RunningPipeline(graph: graph, built: true)
     }
 
     deinit { stop() }
