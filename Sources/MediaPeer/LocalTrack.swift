@@ -71,22 +71,23 @@ public final class LocalTrack: Sendable {
     }
 
     /// The track's sending pipeline up to its encoded frames, in `graph`: source ─▶ enabled gate
-    /// (muting, placing items on `timeline`) ─▶ `codec`'s encoder from `registry`; audio is converted
-    /// to 48 kHz stereo 16-bit first, as Opus takes it. A track that is encoded already throws.
+    /// (muting, placing items on `timeline`) ─▶ `codec`'s encoder from `registry`, through the
+    /// encoding stage every sending pipeline shares (`EncodingStage`; audio is converted to 48 kHz
+    /// stereo first). A track that is encoded already throws.
     func addEncoding(to graph: Graph, codec: CodecName, registry: CodecRegistry, timeline: SendTimeline,
                      videoBitrate: Int, keyframeInterval: Int?, audioBitrate: Int) throws -> TrackEncoding {
         switch source {
         case .video(let make):
             let pictures = graph.add(EnabledGateNode<VideoFrame>(track: self, timeline: timeline), input: try make(graph))
-            let encoder = VideoEncoderNode(try registry.videoEncoder(for: codec),
-                                           settings: VideoEncoderSettings(bitrate: videoBitrate, keyframeInterval: keyframeInterval))
-            return TrackEncoding(frames: graph.add(encoder, input: pictures), encoder: encoder, statistics: { encoder.statistics })
+            let (frames, encoder) = try EncodingStage.video(pictures, in: graph, codec: codec, registry: registry,
+                                                            settings: VideoEncoderSettings(bitrate: videoBitrate,
+                                                                                           keyframeInterval: keyframeInterval))
+            return TrackEncoding(frames: frames, encoder: encoder, statistics: { encoder.statistics })
         case .audio(let make):
             let samples = graph.add(EnabledGateNode<AudioFrame>(track: self, timeline: timeline), input: try make(graph))
-            let opus = AudioFormat(encoding: .samples(.s16), sampleRate: 48_000, channels: 2)
-            let encoder = AudioEncoderNode(try registry.audioEncoder(for: codec), settings: AudioEncoderSettings(bitrate: audioBitrate))
-            return TrackEncoding(frames: graph.add(encoder, input: graph.add(AudioConvertNode(to: opus), input: samples)),
-                                 encoder: encoder, statistics: { encoder.statistics })
+            let (packets, encoder) = try EncodingStage.audio(samples, format: nil, in: graph, codec: codec, registry: registry,
+                                                             settings: AudioEncoderSettings(bitrate: audioBitrate))
+            return TrackEncoding(frames: packets, encoder: encoder, statistics: { encoder.statistics })
         case .encoded:
             throw PeerConnectionError.media("track \(id) is encoded already")
         }

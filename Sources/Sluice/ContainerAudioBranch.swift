@@ -52,12 +52,12 @@ public final class ContainerAudioBranch: @unchecked Sendable {
         let channels = min(stream.channels, 2)
         let decoder = AudioDecoderNode(provider, preferredOutput: [.audio(.exactly(.samples(.f32)), channels: .exactly(channels))],
                                        preSkip: stream.preSkip)
-        let opus = AudioFormat(encoding: .samples(.f32), sampleRate: 48_000, channels: channels)
-        let resampled = graph.add(AudioConvertNode(to: opus), input: graph.add(decoder, input: packets))
-        let encoder = AudioEncoderNode(try registry.audioEncoder(for: .opus),
-                                       settings: AudioEncoderSettings(bitrate: TranscodeOptions.defaultAudioBitrate))
+        let (encoded, encoder) = try EncodingStage.audio(graph.add(decoder, input: packets), format: nil, in: graph, codec: .opus,
+                                                         registry: registry,
+                                                         settings: AudioEncoderSettings(bitrate: TranscodeOptions.defaultAudioBitrate),
+                                                         unknownTo: AudioFormat(encoding: .samples(.f32), sampleRate: 48_000, channels: channels))
         self.decoder = decoder
-        try finish(graph.add(encoder, input: resampled), in: graph, output: output, preSkip: { encoder.preSkip })
+        try finish(encoded, in: graph, output: output, preSkip: { encoder.preSkip })
     }
 
     /// The end of the branch: the writer's audio track, or an RTP sender (which has no pre-skip to say).

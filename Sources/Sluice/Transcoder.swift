@@ -117,24 +117,23 @@ public final class Transcoder: @unchecked Sendable {
     public let options: TranscodeOptions
     public let graph = Graph()
     /// Frames the input holds, when that can be known up front (for progress).
-    public private(set) var expectedFrames: Int?
+    public var expectedFrames: Int? { source.expectedFrames }
     /// The pool raw input pictures come from (Y4M input only).
-    public private(set) var sourcePool: BufferPool?
-    private var decoderStatistics: () -> (corrupt: Int, skipped: Int, firstError: String?) = { (0, 0, nil) }
+    public var sourcePool: BufferPool? { source.sourcePool }
+    /// The input's side of the pipeline: its source, demuxer and decoder.
+    private let source: SourceChain
     private var encoderKeyframes: () -> Int? = { nil }
     private var encoderStatistics: () -> EncoderStatistics? = { nil }
     private var sinkName = ""
-    private var firstNode: (any MediaNode)?
+    /// The last node that changes the format: the output format is read from it.
     private var lastNode: (any MediaNode)?
     private var outputBytes: () -> Int = { 0 }
     private var mediaSeconds: (() -> Double)?
-    /// The raw pictures' format as read (size and rate), and the video encoder, when there is one.
-    private var pictureFormat: VideoFormat?
+    /// The video encoder, when there is one.
     private var videoEncoder: VideoEncoderNode?
     /// The RTP sender, when the output is an RTP destination.
     public private(set) var rtpSender: RTPSenderHandle?
-    /// A container input's demuxer and a container output's writer, shared by the video and audio branches.
-    private var demuxer: ContainerDemuxer?
+    /// A container output's writer, shared by the video and audio branches.
     private var containerWriter: ContainerWriter?
     /// The audio branch of a container-to-container transcode, when the input has audio.
     public private(set) var audioBranch: ContainerAudioBranch?
@@ -178,7 +177,8 @@ public final class Transcoder: @unchecked Sendable {
         self.input = input
         self.output = target.description
         self.options = options
-        let from = try MediaEndpoint(naming: input)
+        source = try SourceChain(input, options: options, registry: registry)
+        let from = source.endpoint
         if case .file = from, options.maxDuration != nil {
             throw TranscodeError.incompatible("\(input): a duration limit applies to capture devices; limit a file by frames")
         }
@@ -218,21 +218,25 @@ public final class Transcoder: @unchecked Sendable {
                 }
                 audioBranch = ContainerAudioBranch(stream: audio)
             }
-            if case .rtp = target, let codec, case .file(_, let container) = from,
-               try passThroughVideo(container, codec: codec, target: target) {
+            if case .rtp = target, let codec, try passThroughVideo(codec: codec, target: target) {
             } else {
-                try attachVideoOutput(target, codec: codec, from: try videoInput(from, registry: registry), registry: registry)
+                let pictures = try source.pictures(into: graph)
+                lastNode = source.lastNode
+                try attachVideoOutput(target, codec: codec, from: pictures, registry: registry)
             }
         } else if case .rtp = target, case .file(_, .opus) = from, options.sampleRate == nil, options.channels == nil {
-            let (source, port) = try addFileSource { try OggOpusFileSource(path: input, maxFrames: $1, pacing: $0) }
-            try attachEncoded(port, codec: .opus, target: target, preSkip: { source.preSkip })
+            let (reader, port) = try source.opusPackets(into: graph)
+            lastNode = source.lastNode
+            try attachEncoded(port, codec: .opus, target: target, preSkip: { reader.preSkip })
         } else {
             let wantsWAV: Bool = if case .file(_, .wav) = target { true } else { false }
             // A WAV file made from compressed audio gets 16-bit samples, as ffmpeg writes them.
-            let (samples, format) = try audioInput(from, preferring: wantsWAV ? .s16 : nil, registry: registry)
+            let (samples, format) = try source.samples(into: graph, preferring: wantsWAV ? .s16 : nil)
+            lastNode = source.lastNode
             try attachAudioOutput(codec, target: target, from: samples, format: format, registry: registry)
         }
-        if let audioBranch, let demuxer, let output = containerWriter.map({ ContainerAudioBranch.Output.container($0) })
+        let pictureFormat = source.pictureFormat
+        if let audioBranch, let demuxer = source.demuxer, let output = containerWriter.map({ ContainerAudioBranch.Output.container($0) })
             ?? audioDestination.map({ .rtp($0, tracer: options.tracer) }) {
             try audioBranch.attach(to: graph, demuxer: demuxer, output: output, options: options,
                                    videoEnd: pictureFormat.flatMap { format in options.maxFrames.map { Double($0) / format.frameRate.doubleValue } },
@@ -240,7 +244,7 @@ public final class Transcoder: @unchecked Sendable {
         }
         if let tracer = options.tracer { graph.tracing = .sending(tracer) }
         try graph.build()
-        inputFormat = firstNode.flatMap { graph.outputFormat(of: $0) }
+        inputFormat = source.firstNode.flatMap { graph.outputFormat(of: $0) }
         outputFormat = lastNode.flatMap { graph.outputFormat(of: $0) }
     }
 
@@ -277,25 +281,6 @@ public final class Transcoder: @unchecked Sendable {
         return String(cString: resolved)
     }
 
-    /// Adds the source of the input file, read again from its start at each end when `options.loop`
-    /// says so. `open` makes the source with the pacing and frame limit it should apply. Returns the
-    /// source reading the (first) pass, for what its reader tells of the file, and its port.
-    private func addFileSource<Source: MediaSource>(
-        _ open: @escaping (_ pacing: Pacing, _ maxFrames: Int?) throws -> Source
-    ) throws -> (Source, Port<Source.Output>) {
-        guard options.loop else {
-            let source = try open(options.pacing, options.maxFrames)
-            (firstNode, lastNode) = (source, source)
-            return (source, graph.add(source))
-        }
-        let looping = try LoopingSource(pacing: options.pacing, maxFrames: options.maxFrames) {
-            try open(.asFastAsPossible, nil)
-        }
-        expectedFrames = options.maxFrames
-        (firstNode, lastNode) = (looping, looping)
-        return (looping.first, graph.add(looping))
-    }
-
     /// Adds a conversion node after `port`; its output is then the one reported as the output format.
     private func convert<Node: MediaTransform>(_ port: Port<Node.Input>, through node: Node) -> Port<Node.Output> {
         lastNode = node
@@ -304,89 +289,12 @@ public final class Transcoder: @unchecked Sendable {
 
     // MARK: Video
 
-    private func videoInput(_ from: MediaEndpoint, registry: CodecRegistry) throws -> Port<VideoFrame> {
-        guard case .file(_, let container) = from else { return try cameraInput(from) }
-        if container == .y4m {
-            let (source, port) = try addFileSource { try Y4MFileSource(path: self.input, maxFrames: $1, pacing: $0) }
-            sourcePool = source.pool
-            let format = source.reader.format
-            let frameBytes = format.width * format.height + 2 * ((format.width + 1) / 2) * ((format.height + 1) / 2) + 6
-            var info = stat()
-            if !options.loop, stat(input, &info) == 0 {
-                expectedFrames = min(Int(info.st_size) / frameBytes, options.maxFrames ?? .max)
-            }
-            pictureFormat = format
-            return port
-        }
-        let compressed = try compressedVideoInput(container)
-        let decoder = VideoDecoderNode(try registry.videoDecoder(for: compressed.codec, named: options.decoderName),
-                                       threads: options.threads)
-        decoderStatistics = { (decoder.corruptFrames, decoder.skippedFrames, decoder.firstError) }
-        lastNode = decoder
-        return graph.add(decoder, input: compressed.port)
-    }
-
-    /// A V4L2 camera, capturing the format nearest the output size and rate asked for (640x480 at
-    /// 30 fps, getUserMedia's usual default, when none is). It takes format changes itself
-    /// (`adaptOutputFormat`), restarting its capture, so no adaptation nodes follow it.
-    private func cameraInput(_ from: MediaEndpoint) throws -> Port<VideoFrame> {
-        guard case .camera(let path) = from else { preconditionFailure("\(from) is not a camera") }
-        let constraints = VideoConstraints(width: .init(ideal: options.size?.width ?? 640),
-                                           height: .init(ideal: options.size?.height ?? 480),
-                                           frameRate: .init(ideal: options.frameRate?.doubleValue ?? 30))
-        // A duration counts pictures at the rate asked for.
-        let pictures = options.maxDuration.map { Int(($0 * (constraints.frameRate.ideal ?? 30)).rounded()) }
-        let camera = try V4L2CaptureNode(device: path, constraints: constraints,
-                                         maxFrames: [options.maxFrames, pictures].compactMap { $0 }.min())
-        expectedFrames = camera.maxFrames
-        (firstNode, lastNode) = (camera, camera)
-        return graph.add(camera)
-    }
-
-    /// The source of a compressed video file, and its codec.
-    private func compressedVideoInput(_ container: Container) throws -> (port: Port<EncodedFrame>, codec: CodecName) {
-        switch container {
-        case .ivf:
-            let (source, port) = try addFileSource { try IVFFileSource(path: self.input, maxFrames: $1, pacing: $0) }
-            if source.reader.header.frameCount > 0, !options.loop {
-                expectedFrames = min(source.reader.header.frameCount, options.maxFrames ?? .max)
-            }
-            pictureFormat = source.format
-            return (port, source.reader.header.codec)
-        case .h264:
-            let rate = options.inputFrameRate
-            let (source, port) = try addFileSource { try AnnexBFileSource(path: self.input, frameRate: rate, maxFrames: $1, pacing: $0) }
-            pictureFormat = source.format
-            return (port, .h264)
-        case .mp4, .webm, .mkv:
-            if options.loop {
-                let (source, port) = try addFileSource { try ContainerFileSource(path: self.input, kind: .video, maxFrames: $1, pacing: $0) }
-                pictureFormat = source.format.video
-                return (port, source.stream.codec!)
-            }
-            let demuxer = try ContainerDemuxer(path: input)
-            self.demuxer = demuxer
-            let stream = try demuxer.reader.firstStream(.video)
-            let (source, port) = try addFileSource { try ContainerFileSource(demuxer: demuxer, stream: stream, maxFrames: $1, pacing: $0) }
-            if stream.frameCount > 0 { expectedFrames = min(stream.frameCount, options.maxFrames ?? .max) }
-            pictureFormat = source.format.video
-            return (port, stream.codec!)
-        case .y4m, .wav, .opus:
-            preconditionFailure("\(container) is not a compressed video container")
-        }
-    }
-
     /// Sends a compressed input as it is, when it holds `codec` and no new pictures are asked for.
-    private func passThroughVideo(_ container: Container, codec: CodecName, target: OutputTarget) throws -> Bool {
-        guard container != .y4m, options.size == nil, options.frameRate == nil, options.bitrate == nil,
-              options.encoderName == nil else { return false }
-        let inputCodec = switch container {
-        case .h264: CodecName.h264
-        case .mp4, .webm, .mkv: try ContainerReader(path: input).firstStream(.video).codec
-        default: try IVFReader(path: input).header.codec
-        }
-        guard inputCodec == codec else { return false }
-        let compressed = try compressedVideoInput(container)
+    private func passThroughVideo(codec: CodecName, target: OutputTarget) throws -> Bool {
+        guard options.size == nil, options.frameRate == nil, options.bitrate == nil, options.encoderName == nil,
+              try source.videoCodec() == codec else { return false }
+        let compressed = try source.encodedVideo(into: graph)
+        lastNode = source.lastNode
         try attachEncoded(compressed.port, codec: codec, target: target, preSkip: { 0 })
         return true
     }
@@ -394,7 +302,7 @@ public final class Transcoder: @unchecked Sendable {
     private func attachVideoOutput(_ target: OutputTarget, codec: CodecName?, from input: Port<VideoFrame>,
                                    registry: CodecRegistry) throws {
         var pictures = input
-        let adapt = options.adaptable && codec != nil ? pictureFormat : nil
+        let adapt = options.adaptable && codec != nil ? source.pictureFormat : nil
         if let rate = options.frameRate ?? adapt?.frameRate {
             pictures = convert(pictures, through: try FrameRateNode(rate: rate))
         }
@@ -410,8 +318,9 @@ public final class Transcoder: @unchecked Sendable {
         let settings = VideoEncoderSettings(bitrate: options.bitrate ?? TranscodeOptions.defaultVideoBitrate,
                                             keyframeInterval: options.keyframeInterval ?? periodicKeyframeInterval(),
                                             threads: options.threads)
-        let encoder = VideoEncoderNode(try registry.videoEncoder(for: codec, named: options.encoderName), settings: settings)
-        try attachEncoded(graph.add(encoder, input: pictures), codec: codec, target: target, preSkip: { 0 })
+        let (frames, encoder) = try EncodingStage.video(pictures, in: graph, codec: codec, named: options.encoderName,
+                                                        registry: registry, settings: settings)
+        try attachEncoded(frames, codec: codec, target: target, preSkip: { 0 })
         videoEncoder = encoder
         encoderKeyframes = { encoder.keyframes }
         encoderStatistics = { encoder.statistics }
@@ -420,7 +329,7 @@ public final class Transcoder: @unchecked Sendable {
 
     /// `options.keyframePeriod` in frames of the encoder's input (at least 1).
     private func periodicKeyframeInterval() -> Int? {
-        guard let period = options.keyframePeriod, let rate = options.frameRate ?? pictureFormat?.frameRate else { return nil }
+        guard let period = options.keyframePeriod, let rate = options.frameRate ?? source.pictureFormat?.frameRate else { return nil }
         return max(1, Int((period * rate.doubleValue).rounded(.down)))
     }
 
@@ -457,74 +366,28 @@ public final class Transcoder: @unchecked Sendable {
 
     // MARK: Audio
 
-    /// The source (and decoder) of raw audio, and the format it will deliver. A decoder delivers the
-    /// wanted rate, channels and sample format itself where it can (libopus can).
-    private func audioInput(_ from: MediaEndpoint, preferring sampleFormat: SampleFormat?,
-                            registry: CodecRegistry) throws -> (Port<AudioFrame>, AudioFormat) {
-        if case .sound(let pcm) = from {
-            return try microphoneInput(pcm, sampleFormat: sampleFormat)
-        }
-        if case .file(_, .wav) = from {
-            let (source, port) = try addFileSource { try WAVFileSource(path: self.input, maxFrames: $1, pacing: $0) }
-            return (port, source.reader.format)
-        }
-        if case .file(_, let container) = from, container.containerFormat != nil {
-            // An audio-only container: Opus through the registry's decoder, AAC through libavcodec.
-            let (source, encoded) = try addFileSource { try ContainerFileSource(path: self.input, kind: .audio, maxFrames: $1, pacing: $0) }
-            let provider: any AudioDecoderProvider = source.stream.codec == .opus ? try registry.audioDecoder(for: .opus)
-                : ContainerAudioDecoderProvider(stream: source.stream)
-            return decode(encoded, format: source.format.audio!, with: provider, preSkip: source.stream.preSkip,
-                          preferring: sampleFormat) { (0, nil) }
-        }
-        let (source, encoded) = try addFileSource { try OggOpusFileSource(path: self.input, maxFrames: $1, pacing: $0) }
-        // Damaged pages the reader skipped count with the packets the decoder rejected: both are concealed.
-        return decode(encoded, format: source.format, with: try registry.audioDecoder(for: .opus), preSkip: source.preSkip,
-                      preferring: sampleFormat) { (source.reader.damagedPages, source.reader.firstDamage.map { "\($0)" }) }
-    }
-
-    /// Adds a decoder of `encoded` delivering what the output wants where it can. `damage`: what the
-    /// reader skipped, counted with the packets the decoder rejected.
-    private func decode(_ encoded: Port<EncodedFrame>, format: AudioFormat, with provider: any AudioDecoderProvider, preSkip: Int,
-                        preferring sampleFormat: SampleFormat?, damage: @escaping () -> (Int, String?)) -> (Port<AudioFrame>, AudioFormat) {
-        let offered = provider.outputCaps(for: format)
-        let wanted = Caps([.audio(sampleFormat.map { .exactly(.samples($0)) } ?? .any,
-                                  sampleRate: options.sampleRate.map { .exactly($0) } ?? .any,
-                                  channels: options.channels.map { .exactly($0) } ?? .any)])
-        let decodedFormat = offered.intersection(wanted).fixated?.audio ?? offered.fixated!.audio!
-        let decoder = AudioDecoderNode(provider, preferredOutput: Caps(.audio(decodedFormat)), preSkip: preSkip)
-        decoderStatistics = {
-            let (skipped, first) = damage()
-            return (decoder.corruptPackets + skipped, 0, decoder.firstError ?? first)
-        }
-        lastNode = decoder
-        return (graph.add(decoder, input: encoded), decodedFormat)
-    }
-
-    /// An ALSA capture PCM, read in blocks of 10 ms at the output's rate and channels (48 kHz stereo
-    /// when none is asked for; alsa-lib or the node converts from what the device captures).
-    private func microphoneInput(_ pcm: String, sampleFormat: SampleFormat?) throws -> (Port<AudioFrame>, AudioFormat) {
-        let rate = options.sampleRate ?? 48_000
-        let format = AudioFormat(encoding: .samples(sampleFormat ?? .s16), sampleRate: rate, channels: options.channels ?? 2)
-        let blocks = options.maxFrames.map { Double($0) / 100 }
-        let seconds = [options.maxDuration, blocks].compactMap { $0 }.min()
-        let microphone = try ALSACaptureNode(device: pcm, format: format, periodFrames: rate / 100,
-                                             maxDuration: seconds.map { ClockTime.seconds($0) })
-        (firstNode, lastNode) = (microphone, microphone)
-        return (graph.add(microphone), format)
-    }
-
     private func attachAudioOutput(_ codec: CodecName?, target outputTarget: OutputTarget, from input: Port<AudioFrame>, format: AudioFormat,
                                    registry: CodecRegistry) throws {
-        let encoderProvider = try codec.map { try registry.audioEncoder(for: $0, named: options.encoderName) }
-        let speaker: ALSAPlaybackNode? = if case .playback(let pcm) = outputTarget { try ALSAPlaybackNode(device: pcm) } else { nil }
         var target = format
         target.sampleRate = options.sampleRate ?? format.sampleRate
         target.channels = options.channels ?? format.channels
-        if let (taker, accepted) = encoderProvider.map({ ($0.name, $0.inputCaps) }) ?? speaker.map({ ($0.name, $0.inputCaps) }) {
-            target = try Self.closestFormat(to: target, in: accepted,
-                                            rateIsFixed: options.sampleRate != nil, channelsAreFixed: options.channels != nil)
+        if let codec {
+            let settings = AudioEncoderSettings(bitrate: options.bitrate ?? TranscodeOptions.defaultAudioBitrate)
+            let (packets, encoder) = try EncodingStage.audio(input, format: target == format ? format : nil, in: graph, codec: codec,
+                                                             named: options.encoderName, registry: registry, settings: settings,
+                                                             fixedRate: options.sampleRate != nil, fixedChannels: options.channels != nil,
+                                                             unknownTo: target)
+            encoderStatistics = { encoder.statistics }
+            try attachEncoded(packets, codec: codec, target: outputTarget, preSkip: { encoder.preSkip })
+            lastNode = encoder
+            return
+        }
+        let speaker: ALSAPlaybackNode? = if case .playback(let pcm) = outputTarget { try ALSAPlaybackNode(device: pcm) } else { nil }
+        if let speaker {
+            target = try EncodingStage.nearestFormat(to: target, in: speaker.inputCaps, rateIsFixed: options.sampleRate != nil,
+                                                     channelsAreFixed: options.channels != nil)
                 ?? { throw TranscodeError.incompatible(
-                    "\(taker) cannot take \(target.sampleRate) Hz, \(target.channels) channels (it takes \(accepted))") }()
+                    "\(speaker.name) cannot take \(target.sampleRate) Hz, \(target.channels) channels (it takes \(speaker.inputCaps))") }()
         }
         let samples = target == format ? input : convert(input, through: AudioConvertNode(to: target))
         if let speaker {
@@ -533,36 +396,10 @@ public final class Transcoder: @unchecked Sendable {
             mediaSeconds = { Double(speaker.samplesWritten) / Double(target.sampleRate) }
             return
         }
-        guard let encoderProvider, let codec else {
-            let sink = WAVFileSink(path: output)
-            graph.add(sink, input: samples)
-            sinkName = sink.name
-            mediaSeconds = { Double(sink.samplesWritten) / Double(target.sampleRate) }
-            return
-        }
-        let settings = AudioEncoderSettings(bitrate: options.bitrate ?? TranscodeOptions.defaultAudioBitrate)
-        let encoder = AudioEncoderNode(encoderProvider, settings: settings)
-        encoderStatistics = { encoder.statistics }
-        try attachEncoded(graph.add(encoder, input: samples), codec: codec, target: outputTarget, preSkip: { encoder.preSkip })
-        lastNode = encoder
-    }
-
-    /// `format` if `accepted` takes it; else the nearest format it takes, changing only what is not
-    /// fixed by the user: the rate to 48 kHz, the channels to stereo or mono, the samples to float or
-    /// 16-bit. Nil when nothing fits.
-    static func closestFormat(to format: AudioFormat, in accepted: Caps, rateIsFixed: Bool,
-                              channelsAreFixed: Bool) -> AudioFormat? {
-        let rates = rateIsFixed ? [format.sampleRate] : [format.sampleRate, 48_000]
-        let channelCounts = channelsAreFixed ? [format.channels] : [format.channels, min(format.channels, 2), 1]
-        for rate in rates {
-            for channels in channelCounts {
-                for encoding in [format.encoding, .samples(.f32), .samples(.s16)] {
-                    let candidate = AudioFormat(encoding: encoding, sampleRate: rate, channels: channels)
-                    if !accepted.intersection(Caps(.audio(candidate))).isEmpty { return candidate }
-                }
-            }
-        }
-        return nil
+        let sink = WAVFileSink(path: output)
+        graph.add(sink, input: samples)
+        sinkName = sink.name
+        mediaSeconds = { Double(sink.samplesWritten) / Double(target.sampleRate) }
     }
 
     /// Changes the size and rate of the pictures encoded, while running (WebRTC's
@@ -601,7 +438,7 @@ public final class Transcoder: @unchecked Sendable {
     func summary(_ report: GraphReport) -> TranscodeSummary {
         let frames = report[sinkName]?.itemsIn ?? 0
         let duration = mediaSeconds?() ?? outputFormat?.video.map { Double(frames) / $0.frameRate.doubleValue } ?? 0
-        let decoding = decoderStatistics()
+        let decoding = source.decoderStatistics()
         return TranscodeSummary(frames: frames, mediaDuration: duration, elapsed: report.elapsed.seconds,
                          outputPayloadBytes: outputBytes(), keyframes: encoderKeyframes(),
                          corruptFrames: decoding.corrupt, skippedFrames: decoding.skipped,

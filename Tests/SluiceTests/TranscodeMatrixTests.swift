@@ -231,7 +231,10 @@ import TestSupport
             let transcoder = try Transcoder(input: reference, output: dir.file("16k.opus"), options: options)
             #expect(transcoder.outputFormat == .audio(AudioFormat(encoding: .compressed(.opus), sampleRate: 16_000, channels: 2)))
             options.sampleRate = 44_100
-            #expect(throws: TranscodeError.self) { try Transcoder(input: reference, output: dir.file("x.opus"), options: options) }
+            let refusal = #expect(throws: EncodingStageError.self) {
+                try Transcoder(input: reference, output: dir.file("x.opus"), options: options)
+            }
+            #expect(refusal?.description.contains("cannot take 44100 Hz") == true)
         }
     }
 
