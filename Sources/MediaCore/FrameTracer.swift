@@ -117,9 +117,10 @@ public struct FrameLatencies: Sendable {
 ///
 /// Recording allocates nothing: a preallocated table of fixed-size records (open addressing on the
 /// RTP timestamp) under a `Mutex`, histograms allocated once. A frame's record is folded into the
-/// histograms when it reaches `sink`, or when its slot is needed for a newer frame (a frame lost or
-/// never received, or a tracer used on one side only), and at `latencies()`. Costs nothing when off:
-/// nodes hold an optional tracer.
+/// histograms when its slot is needed for a newer frame, and read at `latencies()`; not when it
+/// reaches `sink`, because the sender records a frame's packets once they have all left, and the
+/// receiver may have shown the frame by then (a sending thread preempted between its last packet
+/// and its record). Costs nothing when off: nodes hold an optional tracer.
 public final class FrameTracer: Sendable {
     public let clock: any MediaClock
     private let state: Mutex<TraceTable>
@@ -231,7 +232,6 @@ private struct TraceTable: ~Copyable {
         let slot = self.slot(for: key)
         let index = slot * Self.stageCount + stage.rawValue
         if times[index] == Self.unset { times[index] = nanoseconds }
-        if stage == .sink { fold(slot) }
     }
 
     /// The slot of `key`'s frame, claimed if new: an empty one, else the oldest within the probes

@@ -77,6 +77,25 @@ import Testing
         #expect(tracer.latencies().framesTraced == 0)
     }
 
+    /// The sender records a frame's packets once they have all left; a preempted sending thread
+    /// records them after the receiver showed the frame. They still count for that frame.
+    @Test func sendingStagesRecordedAfterTheSinkCountForTheSameFrame() {
+        let tracer = Self.mappedTracer()
+        for index in 0..<40 {
+            Self.recordFrame(index, in: tracer, start: .seconds(Double(index) / 30), skipping: [.sendFirst, .sendLast])
+            let pts = MediaTime(Int64(index), timebase: Self.timebase)
+            let start = ClockTime.seconds(Double(index) / 30)
+            tracer.record(.sendFirst, pts: pts, at: start + .milliseconds(Int64(FrameStage.sendFirst.rawValue)))
+            tracer.record(.sendLast, pts: pts, at: start + .milliseconds(Int64(FrameStage.sendLast.rawValue)))
+        }
+        let latencies = tracer.latencies()
+        #expect(latencies.framesTraced == 40)
+        #expect(latencies.negativeIntervals == 0)
+        for stage in FrameStage.allCases.dropFirst() {
+            #expect(latencies[stage].count == 40, "\(stage)")
+        }
+    }
+
     @Test func aStageRecordedAgainKeepsItsFirstTime() {
         let tracer = Self.mappedTracer()
         tracer.record(.capture, rtpTimestamp: 7, at: .milliseconds(10))
