@@ -1,6 +1,8 @@
 // STUN messages (RFC 8489 §5-§6, §14): parsing with FINGERPRINT checked, serializing with
 // MESSAGE-INTEGRITY(-SHA256) and FINGERPRINT computed, and integrity checks on received bytes.
 
+import Foundation  // NFC, for OpaqueString (RFC 8265 §4.2.2)
+
 /// The key for MESSAGE-INTEGRITY(-SHA256) (RFC 8489 §9.1.1, §9.2.2).
 public struct STUNIntegrityKey: Hashable, Sendable {
     public let bytes: [UInt8]
@@ -24,10 +26,10 @@ public struct STUNIntegrityKey: Hashable, Sendable {
         return STUNIntegrityKey(bytes: Crypto.hash(digest, Array(text.utf8)))
     }
 
-    /// The part of RFC 8265's OpaqueString profile done here: non-ASCII spaces (Unicode Zs) become
-    /// U+0020 (§4.2.2 step 1). ASCII passes through unchanged. Not done: NFC normalization (§4.2.2
-    /// step 4) and refusing disallowed code points (the key cannot fail); a password that needs them is
-    /// used as its UTF-8 bytes.
+    /// RFC 8265's OpaqueString profile (§4.2.2) as a mapping: non-ASCII spaces (Unicode Zs) become
+    /// U+0020 (step 2), then NFC (step 4), so that a password typed as "e" and a combining accent
+    /// keys the same as one typed as "é". ASCII passes through unchanged. Not done: refusing
+    /// disallowed code points (§4.2.1); a key cannot fail, so such a password is used as it maps.
     static func opaqueStringPrepared(_ text: String) -> String {
         guard !text.utf8.allSatisfy({ $0 < 0x80 }) else { return text }
         var scalars = String.UnicodeScalarView()
@@ -35,7 +37,7 @@ public struct STUNIntegrityKey: Hashable, Sendable {
             let isNonASCIISpace = scalar.value >= 0x80 && scalar.properties.generalCategory == .spaceSeparator
             scalars.append(isNonASCIISpace ? " " : scalar)
         }
-        return String(scalars)
+        return String(scalars).precomposedStringWithCanonicalMapping
     }
 }
 

@@ -69,6 +69,13 @@ import Testing
         // OpaqueString maps non-ASCII spaces to U+0020 (RFC 8265 §4.2.2).
         #expect(STUNIntegrityKey.shortTerm(password: "a\u{00A0}b\u{3000}c").bytes == Array("a b c".utf8))
         #expect(STUNIntegrityKey.shortTerm(password: "é").bytes == [0xC3, 0xA9])
+        // ... and normalizes to NFC: "e" + U+0301 (combining acute) keys as "é", U+212B (Angstrom sign) as "Å".
+        #expect(STUNIntegrityKey.shortTerm(password: "e\u{0301}").bytes == [0xC3, 0xA9])
+        #expect(STUNIntegrityKey.shortTerm(password: "\u{212B}").bytes == [0xC3, 0x85])
+        let composed = STUNIntegrityKey.longTerm(username: "user", realm: "r\u{E9}alm", password: "p\u{E4}ss")
+        let decomposed = STUNIntegrityKey.longTerm(username: "user", realm: "re\u{0301}alm", password: "pa\u{0308}ss")
+        #expect(composed == decomposed)
+        #expect(composed.bytes == Crypto.hash(.md5, Array("user:r\u{E9}alm:p\u{E4}ss".utf8)))
     }
 
     @Test func longTermSHA256KeyDiffersFromMD5() {
