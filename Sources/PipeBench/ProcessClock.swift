@@ -11,9 +11,14 @@ public enum ProcessClock {
     }
 
     /// CPU seconds used by every thread of the process so far (getrusage).
-    public static func cpuSeconds() -> Double {
+    public static func cpuSeconds() -> Double { cpuSeconds(of: RUSAGE_SELF) }
+
+    /// CPU seconds used by the child processes waited for so far.
+    public static func childrenCPUSeconds() -> Double { cpuSeconds(of: RUSAGE_CHILDREN) }
+
+    private static func cpuSeconds(of who: __rusage_who) -> Double {
         var usage = rusage()
-        getrusage(RUSAGE_SELF.rawValue, &usage)
+        getrusage(who.rawValue, &usage)
         func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
         return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }

@@ -9,7 +9,7 @@ public struct ScenarioRegistry: Sendable {
 
     /// Every scenario pipebench ships, in the order they run.
     public static let builtIn = ScenarioRegistry(
-        CodecScenarios.all + TranscodeScenario.all + RTPScenarios.all + PeerScenarios.all + PeerConnectionScenarios.all
+        CodecScenarios.all + TranscodeScenario.all + [Transcode720pScenario()] + RTPScenarios.all + PeerScenarios.all + PeerConnectionScenarios.all
             + [CallLoopbackScenario(), SoakScenario()]
             + CallScaleScenario.all
     )

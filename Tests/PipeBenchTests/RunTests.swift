@@ -1,5 +1,6 @@
 // A tiny real run of cheap scenarios gives positive figures.
-import PipeBench
+import Foundation
+@testable import PipeBench
 import Testing
 
 @Suite struct RunTests {
@@ -11,6 +12,34 @@ import Testing
             #expect(result.metrics.count >= 2)
             #expect(result.metrics.allSatisfy { $0.value > 0 })
             #expect((result.ratio ?? 0) > 0)
+        }
+    }
+}
+
+@Suite struct Transcode720pTests {
+    /// The scenario on a small 720p clip of its own: Sluice and ffmpeg both transcode the frames asked for.
+    @Test func sluiceAndFFmpegTranscodeTheSameFramesAndAreCompared() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("t720-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let mp4 = directory.appendingPathComponent("clip.mp4").path
+        let made = try Transcode720pScenario.run("ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i",
+                                                            "testsrc2=size=1280x720:rate=25:duration=0.48", "-c:v", "libx264",
+                                                            "-pix_fmt", "yuv420p", "-bf", "0", mp4])
+        #expect(made.status == 0)
+        let result = try Transcode720pScenario(mp4: mp4).run(RunSize(seconds: 0, frames: 8))
+        #expect(result.metrics.map(\.name) == ["sluice", "ffmpeg", "sluice cpu", "ffmpeg cpu"])
+        #expect(result.metrics.allSatisfy { $0.value > 0 })
+        #expect((result.ratio ?? 0) > 0 && result.target == 1.15)
+        #expect(result.notes.first?.contains("each of 8 frames (48 in the input)") == true, "\(result.notes)")
+    }
+
+    @Test func aMissingClipIsNamed() throws {
+        do {
+            _ = try Transcode720pScenario(mp4: "/nonexistent/bbb.mp4").run(RunSize(seconds: 0, frames: 8))
+            Issue.record("a missing clip ran")
+        } catch {
+            #expect("\(error)".contains("/nonexistent/bbb.mp4 not found"))
         }
     }
 }
