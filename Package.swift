@@ -208,6 +208,10 @@ let package = Package(
         .executableTarget(
             name: "pipebench",
             dependencies: ["PipeBench", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+        // The programs the DocC tutorials build (Sources/Sluice/Sluice.docc/Tutorials), compiled and run by
+        // the tests so that the tutorials' last steps stay true.
+        .executableTarget(name: "example-transcode", dependencies: ["Sluice"], path: "Examples/TranscodeFile"),
+        .executableTarget(name: "example-call", dependencies: ["Sluice"], path: "Examples/LoopbackCall"),
 
         // Test helpers shared by the test targets (temporary folders, ffmpeg, sample media).
         .target(name: "TestSupport", dependencies: ["MediaCore", "MediaCodecs", "MediaSTUN", "MediaTransport"], path: "Tests/TestSupport"),

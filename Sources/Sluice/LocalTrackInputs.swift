@@ -1,4 +1,5 @@
 import DeviceV4L2
+import Foundation
 import MediaCodecs
 import MediaCore
 import MediaPeer
@@ -30,7 +31,8 @@ extension LocalTrack {
         case .sound:
             break
         }
-        let id = id ?? text
+        // The id goes into a=msid, where it must be 1 to 64 token characters (RFC 8830 §2): a path is not.
+        let id = id ?? UUID().uuidString.lowercased()
         if chain.endpoint.isVideo {
             return LocalTrack(id: id, .video { graph in try SourceChain(text, options: options, registry: registry).pictures(into: graph) })
         }

@@ -26,7 +26,9 @@ import TestSupport
             let path = dir.file(name)
             try TestSupport.ffmpeg(input.make + ["-y", path])
             let track = try LocalTrack.input(path)
-            #expect(track.kind == input.kind && track.id == path)
+            #expect(track.kind == input.kind)
+            // The id goes into a=msid: 1 to 64 token characters (RFC 8830 §2), whatever the path.
+            #expect((1...64).contains(track.id.count) && !track.id.contains("/") && track.id != path)
             // Past the file's end (10 pictures or 0.3 s): the loop goes on, and pacing holds it to real time.
             let wanted = input.kind == .video ? 14 : 20
             let graph = Graph()
