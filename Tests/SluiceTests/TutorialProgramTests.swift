@@ -8,6 +8,30 @@ import TestSupport
 @Suite struct TutorialProgramTests {
     static func program(_ name: String) -> String { TestSupport.productsDirectory.appendingPathComponent(name).path }
 
+    /// Each earlier step of a tutorial is the final program with parts left out: its lines come in
+    /// the same order in the program the package builds, so a change to the program that a step
+    /// would contradict fails here.
+    @Test(arguments: [("transcode", ["transcode-02-main.swift", "transcode-03-main.swift"], "Examples/TranscodeFile/main.swift"),
+                      ("call", ["call-01-main.swift", "call-02-main.swift", "call-03-main.swift"], "Examples/LoopbackCall/main.swift")])
+    func everyStepIsTheBuiltProgramWithPartsLeftOut(tutorial: String, steps: [String], program: String) throws {
+        let root = TestSupport.repositoryRoot
+        func lines(_ path: String) throws -> [String] {
+            try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8).split(separator: "\n")
+                .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
+        let final = try lines(program)
+        for step in steps {
+            var remaining = final[...]
+            for line in try lines("Sources/Sluice/Sluice.docc/Resources/" + step) {
+                guard let found = remaining.firstIndex(of: line) else {
+                    Issue.record("\(tutorial): \(step) has a line the program does not have there: \(line)")
+                    break
+                }
+                remaining = remaining[(found + 1)...]
+            }
+        }
+    }
+
     @Test func theTranscodeProgramMakesA640x360WebMOfTheSample() throws {
         try TestSupport.withTemporaryDirectory { dir in
             let output = dir.file("sample.webm")

@@ -1,0 +1,1 @@
+../../../../Examples/LoopbackCall/main.swift
