@@ -204,7 +204,7 @@ let package = Package(
             name: "BenchLoops",
             dependencies: ["Sluice", "CVPX", "CSluiceShims", "CX264", "COpenH264", "COpus", "CSRTP", "CSSL", "CFFmpeg"]),
         // pipebench's scenarios, runners and output (table, JSON, SVG chart, comparison).
-        .target(name: "PipeBench", dependencies: ["BenchLoops", "Sluice"]),
+        .target(name: "PipeBench", dependencies: ["BenchLoops", "Sluice", "CSluiceShims"]),
         .executableTarget(
             name: "pipebench",
             dependencies: ["PipeBench", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
@@ -216,8 +216,7 @@ let package = Package(
         // Test helpers shared by the test targets (temporary folders, ffmpeg, sample media).
         .target(name: "TestSupport", dependencies: ["MediaCore", "MediaCodecs", "MediaSTUN", "MediaTransport"], path: "Tests/TestSupport"),
         // glibc's heap figures (mallinfo2) for allocation tests.
-        .target(name: "CHeapStats", path: "Tests/CHeapStats"),
-        .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore", "CHeapStats", "TestSupport"]),
+        .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore", "CSluiceShims", "TestSupport"]),
         .testTarget(name: "MediaConvertTests", dependencies: ["MediaConvert", "TestSupport"]),
         .testTarget(name: "MediaFilesTests", dependencies: ["MediaFiles", "TestSupport"]),
         .testTarget(

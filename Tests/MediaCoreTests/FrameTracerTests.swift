@@ -1,4 +1,4 @@
-import CHeapStats
+import CSluiceShims
 import MediaCore
 import Testing
 
@@ -104,7 +104,7 @@ import Testing
         #expect(tracer.latencies()[.encodeStart].p50 == .milliseconds(2))
     }
 
-    /// Allocation check with glibc's `mallinfo2()` (CHeapStats): the bytes in use do not grow over
+    /// Allocation check with glibc's `mallinfo2()` (CSluiceShims): the bytes in use do not grow over
     /// 20,000 warm frames. The figure is the process's, and other suites run alongside: a window
     /// without growth among five shows that recording keeps nothing (a leak grows every window).
     /// Transient allocations are counted by the `FrameTracer100k` benchmark (Benchmarks/ GraphRuntime),

@@ -7,6 +7,15 @@
 #include <vpx/vpx_decoder.h>
 #include <vpx/vp8cx.h>
 #include <vpx/vp8dx.h>
+#include <malloc.h>
+#include <stddef.h>
+
+/// Bytes of heap in use (mallinfo2's uordblks: allocated and not yet freed), for allocation tests
+/// and pipebench (malloc.h is not in Swift's Glibc module).
+static inline size_t sluice_heap_bytes_in_use(void) { return mallinfo2().uordblks; }
+
+/// Gives the free memory at the top of glibc's heaps back to the system (malloc_trim(0)).
+static inline int sluice_heap_trim(void) { return malloc_trim(0); }
 
 /// vpx_codec_enc_init is a macro that passes the ABI version.
 static inline vpx_codec_err_t sluice_vpx_enc_init(vpx_codec_ctx_t *ctx, vpx_codec_iface_t *iface,

@@ -1,6 +1,7 @@
 // Calls over loopback UDP: Transcoder(sendingTo:) -> RTP/SRTP -> RTPReceivePipeline, in real time, traced
 // frame by frame (FrameTracer); and how many such calls one machine carries in real time.
 import BenchLoops
+import CSluiceShims
 import Foundation
 import Sluice
 import Synchronization
@@ -184,9 +185,23 @@ struct CallScaleScenario: Scenario {
         var threadsPerCall: Double
         var worstP95: ClockTime
         var worstDelivery: Double
+        /// Heap in use once the trial's calls are gone, less before they were made: what they left behind.
+        var heapKept = 0
+        /// Resident memory once the calls are gone and glibc has given back what it can (malloc_trim).
+        var residentAfter = 0
     }
 
+    /// A trial, and what it left behind once its calls are gone.
     func trial(_ count: Int, input: String) throws -> Trial {
+        let heapBefore = sluice_heap_bytes_in_use()
+        var result = try streamCalls(count, input: input)
+        result.heapKept = Int(sluice_heap_bytes_in_use()) - Int(heapBefore)
+        _ = sluice_heap_trim()
+        result.residentAfter = Self.residentBytes()
+        return result
+    }
+
+    private func streamCalls(_ count: Int, input: String) throws -> Trial {
         // Video: 25 frames/s; audio: the encoder's 20 ms packets from 10 ms WAV blocks (the limit counts blocks).
         let frames = Int(Self.trialSeconds * (codec == .opus ? 100 : 25))
         let rssBefore = Self.residentBytes()
@@ -260,7 +275,9 @@ struct CallScaleScenario: Scenario {
             "\(trial.count) calls: \(trial.keptUp ? "real time" : "behind"), worst end-to-end p95 "
                 + "\(String(format: "%.1f", trial.worstP95.seconds * 1000)) ms, worst delivery "
                 + "\(String(format: "%.0f", trial.worstDelivery * 100))%, \(String(format: "%.1f", trial.cpuPerCall * 100))% CPU per call, "
-                + "\(String(format: "%.1f", trial.threadsPerCall)) threads per call"
+                + "\(String(format: "%.1f", trial.threadsPerCall)) threads per call; afterwards heap "
+                + "\(String(format: "%+.1f", Double(trial.heapKept) / 1_048_576)) MiB, resident "
+                + "\(String(format: "%.0f", Double(trial.residentAfter) / 1_048_576)) MiB"
         } + ["\(Self.trialSeconds) s per trial; behind: <95% of frames delivered, end-to-end p95 >= "
              + "\(Self.lateness.seconds * 1000) ms, or CPU over 95% of the cores"] + boundNotes
         return ScenarioResult(scenario: name, metrics: metrics, notes: notes, seconds: ProcessClock.now() - start)
