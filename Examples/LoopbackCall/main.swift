@@ -1,6 +1,7 @@
-// The program the "Make a WebRTC call" tutorial builds (Sources/Sluice/Sluice.docc/Tutorials): two
-// peer connections in one process call each other over 127.0.0.1 with ICE and DTLS-SRTP. The caller
-// sends a file as its camera; the callee records the video it receives.
+// The program the "Make a WebRTC call" tutorial builds (Sources/Sluice/Sluice.docc/Tutorials; the
+// `// @step` marks say which step adds what: tools/tutorial-steps): two peer connections in one
+// process call each other over 127.0.0.1 with ICE and DTLS-SRTP. The caller sends a file as its
+// camera; the callee records the video it receives.
 //   example-call INPUT OUTPUT.ivf [SECONDS]      e.g. example-call clip.y4m received.ivf 3
 import Foundation
 import Sluice
@@ -22,6 +23,7 @@ do {
         caller.close()
         callee.close()
     }
+    // @step 2
 
     // The caller's camera: the file, looped in real time.
     try caller.addTrack(try LocalTrack.input(input))
@@ -31,6 +33,8 @@ do {
     try callee.setRemoteDescription(offer, type: .offer)
     let answer = try callee.createAnswer()
     try caller.setRemoteDescription(answer, type: .answer)
+    // @end
+    // @step 3
 
     // The callee's remote video, as it arrives (VP8 frames), into an IVF file.
     for track in callee.remoteTracks where track.kind == .video {
@@ -45,13 +49,18 @@ do {
     }
     print("connected over \(callee.stats().selectedPair ?? "?")")
     Thread.sleep(forTimeInterval: seconds)
+    // @end
+    // @step 4
 
     for inbound in callee.stats().inbound {
         print("received \(inbound.framesReceived) frames in \(inbound.packetsReceived) packets, \(inbound.packetsLost) lost")
     }
+    // @end
 } catch {
     FileHandle.standardError.write(Data("example-call: \(error)\n".utf8))
     exit(1)
 }
+// @step 3
 
 struct CallError: Error, CustomStringConvertible { var description: String }
+// @end

@@ -8,26 +8,35 @@ import TestSupport
 @Suite struct TutorialProgramTests {
     static func program(_ name: String) -> String { TestSupport.productsDirectory.appendingPathComponent(name).path }
 
-    /// Each earlier step of a tutorial is the final program with parts left out: its lines come in
-    /// the same order in the program the package builds, so a change to the program that a step
-    /// would contradict fails here.
-    @Test(arguments: [("transcode", ["transcode-02-main.swift", "transcode-03-main.swift"], "Examples/TranscodeFile/main.swift"),
-                      ("call", ["call-01-main.swift", "call-02-main.swift", "call-03-main.swift"], "Examples/LoopbackCall/main.swift")])
-    func everyStepIsTheBuiltProgramWithPartsLeftOut(tutorial: String, steps: [String], program: String) throws {
-        let root = TestSupport.repositoryRoot
-        func lines(_ path: String) throws -> [String] {
-            try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8).split(separator: "\n")
-                .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        }
-        let final = try lines(program)
-        for step in steps {
-            var remaining = final[...]
-            for line in try lines("Sources/Sluice/Sluice.docc/Resources/" + step) {
-                guard let found = remaining.firstIndex(of: line) else {
-                    Issue.record("\(tutorial): \(step) has a line the program does not have there: \(line)")
-                    break
+    /// The tutorials' code is written from the programs (tools/tutorial-steps): each step is the
+    /// next with parts left out, in the same order, and the last is the program without its marks.
+    @Test func theTutorialStepsAreWrittenFromTheBuiltPrograms() throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            let root = TestSupport.repositoryRoot
+            let run = try TestSupport.run(root.appendingPathComponent("tools/tutorial-steps").path, [dir.path])
+            #expect(run.status == 0, "\(run.stderr)")
+            func lines(_ path: String) throws -> [String] {
+                try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            }
+            for (prefix, steps, program) in [("transcode", 2...4, "Examples/TranscodeFile/main.swift"),
+                                             ("call", 1...4, "Examples/LoopbackCall/main.swift")] {
+                let files = try steps.map { try lines(dir.file("\(prefix)-0\($0)-main.swift")) }
+                let unmarked = try lines(root.appendingPathComponent(program).path).filter { line in
+                    let text = line.trimmingCharacters(in: .whitespaces)
+                    return !(text == "// @end" || text.hasPrefix("// @step "))
                 }
-                remaining = remaining[(found + 1)...]
+                #expect(files.last == unmarked, "\(prefix): the last step is the program")
+                for (earlier, later) in zip(files, files.dropFirst()) {
+                    #expect(earlier.count < later.count, "\(prefix): each step adds lines")
+                    var rest = later[...]
+                    for line in earlier {
+                        guard let found = rest.firstIndex(of: line) else {
+                            Issue.record("\(prefix): a step has a line the next does not have there: \(line)")
+                            break
+                        }
+                        rest = rest[(found + 1)...]
+                    }
+                }
             }
         }
     }

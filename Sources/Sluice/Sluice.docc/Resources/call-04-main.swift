@@ -1,1 +1,0 @@
-../../../../Examples/LoopbackCall/main.swift

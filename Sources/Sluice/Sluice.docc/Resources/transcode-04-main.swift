@@ -1,1 +1,0 @@
-../../../../Examples/TranscodeFile/main.swift
