@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "MediaCore", targets: ["MediaCore"]),
         .library(name: "MediaCodecs", targets: ["MediaCodecs"]),
         .library(name: "MediaFiles", targets: ["MediaFiles"]),
+        .library(name: "MediaContainers", targets: ["MediaContainers"]),
         .library(name: "MediaNodes", targets: ["MediaNodes"]),
         .library(name: "MediaConvert", targets: ["MediaConvert"]),
         .library(name: "CodecVPX", targets: ["CodecVPX"]),

@@ -22,6 +22,8 @@ let targets: [(name: String, modules: [String])] = [
     ("WAV", ["MediaFiles", "MediaCore"]),
     ("AnnexB", ["MediaFiles", "MediaCore"]),
     ("OggOpus", ["MediaFiles", "MediaCore"]),
+    ("Container", ["MediaContainers", "MediaCore"]),
+    ("DTLS", ["MediaDTLS", "MediaCore"]),
     ("JPEGHeader", ["CodecMJPEG"]),
 ]
 

@@ -83,13 +83,14 @@ public final class ContainerReader {
             throw Self.openFailure(path: path, fileSize: fileSize, status: status)
         }
         self.context = context
-        packet = av_packet_alloc()
         status = avformat_find_stream_info(context, nil)
         guard status >= 0 else {
             var context: UnsafeMutablePointer<AVFormatContext>? = context
             avformat_close_input(&context)
             throw MediaFileError.corrupt(path: path, offset: 0, detail: "cannot read the stream parameters: \(FFmpeg.message(status))")
         }
+        // Only now: an initializer that throws does not run `deinit`, which frees it (found by FuzzContainer).
+        packet = av_packet_alloc()
         formatName = String(cString: context.pointee.iformat.pointee.name)
         duration = context.pointee.duration > 0 ? Double(context.pointee.duration) / Double(AV_TIME_BASE) : nil
         durationIsDeclared = context.pointee.duration_estimation_method != AVFMT_DURATION_FROM_BITRATE
@@ -119,9 +120,13 @@ public final class ContainerReader {
         let head = fopen(path, "rb")
         let read = head.map { fread(&probe, 1, min(fileSize, 4096), $0) } ?? 0
         if let head { fclose(head) }
-        let name: String? = probe.withUnsafeMutableBufferPointer { buffer in
-            var data = AVProbeData(filename: path, buf: buffer.baseAddress, buf_size: Int32(read), mime_type: nil)
-            return av_probe_input_format(&data, 1).map { String(cString: $0.pointee.name) }
+        // The file name must outlive the probe (libavformat matches its extension): a String passed
+        // straight to AVProbeData's initializer is a C string freed when the initializer returns.
+        let name: String? = path.withCString { filename in
+            probe.withUnsafeMutableBufferPointer { buffer in
+                var data = AVProbeData(filename: filename, buf: buffer.baseAddress, buf_size: Int32(read), mime_type: nil)
+                return av_probe_input_format(&data, 1).map { String(cString: $0.pointee.name) }
+            }
         }
         switch name {
         case .some(let name) where name.hasPrefix("mov"):

@@ -17,8 +17,10 @@ enum StepResult {
 class NodeRunner: @unchecked Sendable {
     let name: String
     var node: any MediaNode { fatalError("subclass") }
-    /// Where this node's unhandled upstream events go.
-    var upstream: NodeRunner?
+    /// Where this node's unhandled upstream events go. Weak: the graph owns its runners, and
+    /// `downstream` points the other way (both strong made every graph's nodes a cycle that
+    /// outlived it: each call of pipebench's scale.audio left 2.8 MiB behind).
+    weak var upstream: NodeRunner?
     var downstream: [NodeRunner] = []
     var inputFormat: MediaFormat?
     var outputFormat: MediaFormat?

@@ -33,6 +33,26 @@ import Testing
         #expect(NodeScheduler.shared.threadCount <= NodeScheduler.shared.maxWorkers + 1)
     }
 
+    /// A graph that has run, threaded or on its own threads, is freed with its nodes once its owner
+    /// lets it go: nothing of the runtime (workers' queues, timers, the run) keeps it.
+    @Test(arguments: [false, true])
+    func aGraphThatHasRunIsFreedWithItsNodes(paced: Bool) throws {
+        weak var source: PatternSource?
+        weak var sink: CollectingSink?
+        weak var graph: Graph?
+        try {
+            let running = Graph(edgeCapacity: 2)
+            let made = PatternSource(count: 20, paced: paced), collecting = CollectingSink()
+            running.add(collecting, input: running.add(StageTransform(name: "stage"), input: running.add(made)))
+            try running.run()
+            (source, sink, graph) = (made, collecting, running)
+        }()
+        // The completion may still be returning on a worker: give it a moment.
+        for _ in 0..<100 where graph != nil || source != nil || sink != nil { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(graph == nil, "the graph is kept")
+        #expect(source == nil && sink == nil, "its nodes are kept")
+    }
+
     /// Edges of one item, many graphs, many items: a wake-up lost between a node's last look at
     /// its edge and its parking would leave a graph stalled for ever (the test's time limit).
     @Test func noWakeUpIsLostOnBusyOneItemEdges() throws {
