@@ -6,7 +6,7 @@ import MediaTransport
 /// counters the RTP session, the sender and the encoder keep. Times are in seconds, as there.
 public struct OutboundRTPStreamStatistics: Sendable {
     public var ssrc: UInt32
-    /// `packetsSent` (retransmissions included, also those sent as RTX) and `bytesSent` (payload).
+    /// `packetsSent` and `bytesSent` (payload), retransmissions included (also those sent as RTX).
     public var packetsSent: Int
     public var bytesSent: Int
     /// `framesSent`, `framesEncoded` and `keyFramesEncoded` (0 when the input is sent as it is).
@@ -106,7 +106,9 @@ extension OutboundRTPStreamStatistics {
     public init(ssrc: UInt32, session: RTPSendStatistics, encoder: EncoderStatistics?, latencies: FrameLatencies?) {
         self.ssrc = ssrc
         packetsSent = session.packetsSent + session.retransmissions
-        bytesSent = session.payloadBytesSent
+        // webrtc-stats counts retransmissions in both, as in packetsSent; the session's own payload
+        // count is RFC 3550's (first transmissions only).
+        bytesSent = session.payloadBytesSent + session.retransmittedPayloadBytes
         framesSent = session.framesSent
         framesEncoded = encoder?.framesEncoded ?? 0
         keyFramesEncoded = encoder?.keyFramesEncoded ?? 0

@@ -29,7 +29,13 @@ extension RTPStreamingTests {
             #expect(delivered == 40)
             #expect(received.framesDecoded == delivered && received.framesReceived == 40)
             #expect(received.keyFramesDecoded >= 1 && received.totalDecodeTime > 0)
-            #expect(sent.packetsSent == received.packetsReceived && received.packetsLost == 0)
+            // Nothing is lost on loopback. A sender stalled mid-frame (a loaded machine) can draw a
+            // tail NACK for a packet it had not sent yet (JitterBuffer, "Tail"), and the packet then
+            // comes twice: RFC 3550 counts a duplicate as a negative loss, and both sides count the
+            // retransmission, so the totals still match.
+            #expect(sent.packetsSent == received.packetsReceived && received.packetsLost <= 0,
+                    "\(sent.retransmittedPacketsSent) retransmitted, \(received.packetsLost) lost")
+            #expect(received.packetsLost >= -sent.retransmittedPacketsSent)
             #expect(sent.bytesSent == received.bytesReceived)
             #expect(received.jitterBufferEmittedCount == 40 && received.jitterBufferDelay > 0)
             #expect(received.jitterBufferTargetDelay > 0)
