@@ -53,6 +53,24 @@ import TestSupport
         }
     }
 
+    /// What `tools/demo` does: the bundled MP4 (H.264 with B-frames, AAC) to a WebM with both streams.
+    @Test func theBundledMP4BecomesAWebMWithVideoAndAudio() throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            let output = dir.file("demo.webm")
+            var options = TranscodeOptions()
+            options.bitrate = 500_000
+            options.keyframeInterval = 50
+            let summary = try Transcoder(input: TestSupport.sampleMP4, output: output, options: options).run()
+            #expect(summary.frames == TestSupport.sampleFrameCount)
+            let video = try TestSupport.probeVideo(output)
+            #expect(video.codec == "vp8" && video.frames == TestSupport.sampleFrameCount)
+            let audio = try TestSupport.ffprobe(output, entries: "stream=codec_name,nb_read_packets",
+                                                extra: ["-select_streams", "a:0", "-count_packets"])
+            // 5.3 s of 20 ms Opus packets.
+            #expect(audio["codec_name"] == "opus" && (260...270).contains(Int(audio["nb_read_packets"] ?? "") ?? 0), "\(audio)")
+        }
+    }
+
     @Test func theTranscodeProgramNamesAMissingInputAndFails() throws {
         try TestSupport.withTemporaryDirectory { dir in
             let run = try TestSupport.run(Self.program("example-transcode"), [dir.file("missing.mp4"), dir.file("out.webm")])

@@ -10,6 +10,8 @@ public enum TestSupport {
 
     /// The bundled natural-content clip: VP8, 640x360, 25 fps, 132 frames.
     public static var sampleIVF: String { repositoryRoot.appendingPathComponent("samples/big-buck-bunny-640x360.ivf").path }
+    /// The same clip as H.264 (Main, with B-frames) and AAC in an MP4: what `tools/demo` starts from.
+    public static var sampleMP4: String { repositoryRoot.appendingPathComponent("samples/big-buck-bunny-640x360.mp4").path }
     public static let sampleFrameCount = 132
 
     /// The bytes of a file under `Tests/Vectors/` (public packet and key vectors; origins and licences
