@@ -1,7 +1,10 @@
+import DeviceALSA
+import DeviceV4L2
 import MediaCodecs
 import MediaContainers
 import MediaCore
 import MediaFiles
+import MediaNegotiation
 import MediaNodes
 import MediaTransport
 
@@ -143,18 +146,22 @@ public final class TextPipeline: @unchecked Sendable {
                         try remember(element, as: input)
                         current = try output(of: input, name: element.name ?? element.label, pad: nil)
                     }
-                } else if element.kind == "rtpreceive" {
-                    guard current == nil else { throw PipelineError.badLink("\(element.label) receives: it starts its chain") }
-                    current = try receive(element, values: values)
+                } else if kind.name == "rtpreceive" || kind.name == "v4l2src" || kind.name == "alsasrc" {
+                    guard current == nil else {
+                        throw PipelineError.badLink("\(element.label) \(kind.name == "rtpreceive" ? "receives" : "captures"): it starts its chain")
+                    }
+                    current = kind.name == "rtpreceive" ? try receive(element, values: values) : try capture(element, kind: kind.name, values: values)
                     try remember(element, as: .output(current!))
                 } else {
                     guard let upstream = current else {
                         throw PipelineError.badLink("\(element.label) needs an input: start the chain with file:PATH or NAME.")
                     }
                     consumed.insert(ObjectIdentifier(upstream.node))
-                    if element.kind == "rtpsend" {
-                        guard isLast else { throw PipelineError.badLink("\(element.label) sends: it ends its chain") }
-                        try send(element, values: values, input: upstream)
+                    if element.kind == "rtpsend" || element.kind == "alsasink" {
+                        guard isLast else {
+                            throw PipelineError.badLink("\(element.label) \(element.kind == "rtpsend" ? "sends" : "plays"): it ends its chain")
+                        }
+                        if element.kind == "rtpsend" { try send(element, values: values, input: upstream) } else { try play(element, values: values, input: upstream) }
                         current = nil
                         continue
                     }
@@ -401,6 +408,61 @@ public final class TextPipeline: @unchecked Sendable {
                           node: receiving.receiverNode!, label: label, preSkip: { stream.codec == .opus ? 312 : 0 })
         nodes.append((made.node, label))
         return made
+    }
+
+    private func text(_ values: [String: PipelineValue], _ key: String) -> String? {
+        if case .text(let text) = values[key] { text } else { nil }
+    }
+
+    /// A camera (`v4l2src`) or microphone (`alsasrc`): a source, so it starts its chain. The device
+    /// is opened and set up now, so a missing or unfit one is refused, named, before anything runs.
+    private func capture(_ element: PipelineDescription.Element, kind: String, values: [String: PipelineValue]) throws -> Output {
+        let label = element.label
+        let device = text(values, "device") ?? (kind == "v4l2src" ? "/dev/video0" : "default")
+        let made: Output
+        do {
+            if kind == "v4l2src" {
+                let (width, height) = if case .size(let width, let height) = values["size"] { (width, height) } else { (640, 480) }
+                let rate = if case .rate(let rate) = values["fps"] { rate.doubleValue } else { 30.0 }
+                let constraints = VideoConstraints(width: .init(ideal: width), height: .init(ideal: height), frameRate: .init(ideal: rate))
+                let camera = try V4L2CaptureNode(device: device, constraints: constraints, maxFrames: integer(values, "frames"),
+                                                 name: nodeName(element, default: "v4l2-camera"))
+                made = Output(port: .video(graph.add(camera)), kind: .video(), node: camera, label: label)
+            } else {
+                let rate = integer(values, "rate") ?? 48_000
+                let format = AudioFormat(encoding: .samples(values["format"] == .text("f32") ? .f32 : .s16), sampleRate: rate,
+                                         channels: integer(values, "channels") ?? 2)
+                let duration: ClockTime? = if case .seconds(let seconds) = values["duration"] { .seconds(seconds) } else { nil }
+                let microphone = try ALSACaptureNode(device: device, format: format, periodFrames: rate / 100, maxDuration: duration,
+                                                     name: nodeName(element, default: "alsa-capture"))
+                made = Output(port: .audio(graph.add(microphone)), kind: .audio(), node: microphone, label: label)
+            }
+        } catch let error as V4L2Error {
+            throw PipelineError.device(element: label, device: device, reason: "\(error)")
+        } catch let error as ALSAError {
+            throw PipelineError.device(element: label, device: device, reason: "\(error)")
+        }
+        nodes.append((made.node, label))
+        return made
+    }
+
+    /// An ALSA playback PCM (`alsasink`, a sink, so it ends its chain) for raw audio in a format the
+    /// device takes (the graph's negotiation names the converter to insert when it does not).
+    private func play(_ element: PipelineDescription.Element, values: [String: PipelineValue], input: Output) throws {
+        let label = element.label
+        guard input.kind == .audio(), case .audio(let port) = input.port else {
+            throw refuse(input, element, takes: "audio/raw",
+                         suggestion: input.kind.isVideo ? "alsasink plays audio" : "insert 'decode' before alsasink")
+        }
+        let device = text(values, "device") ?? "default"
+        let speaker: ALSAPlaybackNode
+        do { speaker = try ALSAPlaybackNode(device: device, name: nodeName(element, default: "alsa-playback")) } catch let error as ALSAError {
+            throw PipelineError.device(element: label, device: device, reason: "\(error)")
+        }
+        graph.add(speaker, input: port)
+        edges.append((input.node, speaker.name))
+        nodes.append((speaker, label))
+        outputs.append((speaker.name, "alsa:\(device)"))
     }
 
     /// An RTP sender (a sink, so it ends its chain) of `input`, which must be VP8, H.264 or Opus.
