@@ -352,12 +352,8 @@ import TestSupport
                            "-map", "0:a"] + codecs.audio + ["-f", "rtp"] + rtcp + ["rtp://127.0.0.1:\(audioPort)"]
             let sdp = dir.file("call.sdp"), output = dir.file(name)
             try TestSupport.ffmpeg(["-i", input, "-frames:v", "1", "-frames:a", "1"] + outputs + ["-sdp_file", sdp])
-            let receiving = TestSupport.start(sluice, ["receive", sdp, output, "--quiet", "--timeout", "2"], timeout: 60)
-            for _ in 0..<200 where !(Self.isBound(udpPort: videoPort) && Self.isBound(udpPort: audioPort)) { usleep(25_000) }
-            let sender = try TestSupport.run("ffmpeg", ["-nostdin", "-hide_banner", "-loglevel", "error", "-re", "-i", input] + outputs, timeout: 30)
-            #expect(sender.status == 0, "ffmpeg: \(sender.stderr)")
-            let received = try receiving.wait()
-            #expect(received.status == 0, "sluice receive: \(received.stderr)")
+            let (received, _) = try Self.receiveWhileFFmpegSends(sdp, into: output, timeout: 2, ports: [videoPort, audioPort],
+                                                                 ffmpeg: ["-i", input] + outputs)
             #expect(received.stdoutText.contains("received rtp://127.0.0.1:\(videoPort) -> \(output)"), "\(received.stdoutText)")
             #expect(received.stdoutText.contains("received rtp://127.0.0.1:\(audioPort) -> \(output)"), "\(received.stdoutText)")
             let placed = rtcp.isEmpty ? "(by the sender reports)" : "(at its first frame: no sender report)"
@@ -384,6 +380,22 @@ import TestSupport
         }
     }
 
+    /// Runs `sluice receive SDP OUTPUT --timeout SECONDS`, listening on `ports` before ffmpeg (run with
+    /// `-re` and `arguments`) sends; its result, and how long it went on after ffmpeg ended.
+    static func receiveWhileFFmpegSends(_ sdp: String, into output: String, timeout: Int, ports: [UInt16],
+                                        ffmpeg arguments: [String]) throws -> (result: TestSupport.ProcessResult, lag: Double) {
+        let sluice = TestSupport.productsDirectory.appendingPathComponent("sluice").path
+        let receiving = TestSupport.start(sluice, ["receive", sdp, output, "--quiet", "--timeout", "\(timeout)"], timeout: 60)
+        for _ in 0..<200 where !ports.allSatisfy(isBound(udpPort:)) { usleep(25_000) }
+        let sender = try TestSupport.run("ffmpeg", ["-nostdin", "-hide_banner", "-loglevel", "error", "-re"] + arguments, timeout: 30)
+        let senderEnded = Date()
+        #expect(sender.status == 0, "ffmpeg: \(sender.stderr)")
+        let received = try receiving.wait()
+        let lag = Date().timeIntervalSince(senderEnded)
+        #expect(received.status == 0, "sluice receive: \(received.stderr)")
+        return (received, lag)
+    }
+
     /// Two distinct free port pairs: video and audio.
     static func freePortPairs() throws -> (UInt16, UInt16) {
         let videoPort = try freePortPair()
@@ -397,21 +409,13 @@ import TestSupport
     /// at once rather than after `--timeout` of silence.
     @Test func ffmpegsByeEndsTheReceiveAtOnce() throws {
         try TestSupport.withTemporaryDirectory { dir in
-            let sluice = TestSupport.productsDirectory.appendingPathComponent("sluice").path
             let port = try Self.freePortPair()
             let sdp = try Self.ffmpegSDP(["-i", TestSupport.sampleIVF], ["-c", "copy"], port: port, in: dir)
             let output = dir.file("received.ivf")
-            let receiving = TestSupport.start(sluice, ["receive", sdp, output, "--quiet", "--timeout", "10"], timeout: 60)
-            for _ in 0..<200 where !Self.isBound(udpPort: port) { usleep(25_000) }
-            let sender = try TestSupport.run("ffmpeg", ["-nostdin", "-hide_banner", "-loglevel", "error", "-re", "-i", TestSupport.sampleIVF,
-                                                        "-frames:v", "60", "-c", "copy", "-f", "rtp", "-rtpflags", "send_bye",
-                                                        "rtp://127.0.0.1:\(port)"], timeout: 30)
-            let senderEnded = Date()
-            #expect(sender.status == 0, "ffmpeg: \(sender.stderr)")
-            let received = try receiving.wait()
-            let lag = Date().timeIntervalSince(senderEnded)
+            let (received, lag) = try Self.receiveWhileFFmpegSends(
+                sdp, into: output, timeout: 10, ports: [port],
+                ffmpeg: ["-i", TestSupport.sampleIVF, "-frames:v", "60", "-c", "copy", "-f", "rtp", "-rtpflags", "send_bye", "rtp://127.0.0.1:\(port)"])
             print("ffmpeg BYE: sluice receive ended \(Int(lag * 1000)) ms after ffmpeg; \(received.stdoutText)")
-            #expect(received.status == 0, "sluice receive: \(received.stderr)")
             #expect(received.stdoutText.contains("(the sender said BYE)"), "\(received.stdoutText)")
             #expect(lag < 1.5, "ended \(lag) s after the sender, --timeout is 10 s")
             let sent = Array(try RTPStreamingTests.ivfFrames(TestSupport.sampleIVF).prefix(60))
@@ -426,7 +430,6 @@ import TestSupport
     @Test(arguments: [true, false])
     func audioAndVideoFromFFmpegEndAtTheirByes(audioSaysBye: Bool) throws {
         try TestSupport.withTemporaryDirectory { dir in
-            let sluice = TestSupport.productsDirectory.appendingPathComponent("sluice").path
             let input = dir.file("clip.mp4")
             try AVSyncTests.makeInput(input, audioCodec: "aac")
             let (videoPort, audioPort) = try Self.freePortPairs()
@@ -435,15 +438,9 @@ import TestSupport
                 + ["rtp://127.0.0.1:\(audioPort)"]
             let sdp = dir.file("call.sdp"), output = dir.file("call.mkv")
             try TestSupport.ffmpeg(["-i", input, "-frames:v", "1", "-frames:a", "1"] + outputs + ["-sdp_file", sdp])
-            let receiving = TestSupport.start(sluice, ["receive", sdp, output, "--quiet", "--timeout", "10"], timeout: 60)
-            for _ in 0..<200 where !(Self.isBound(udpPort: videoPort) && Self.isBound(udpPort: audioPort)) { usleep(25_000) }
-            let sender = try TestSupport.run("ffmpeg", ["-nostdin", "-hide_banner", "-loglevel", "error", "-re", "-i", input] + outputs, timeout: 30)
-            let senderEnded = Date()
-            #expect(sender.status == 0, "ffmpeg: \(sender.stderr)")
-            let received = try receiving.wait()
-            let lag = Date().timeIntervalSince(senderEnded)
+            let (received, lag) = try Self.receiveWhileFFmpegSends(sdp, into: output, timeout: 10, ports: [videoPort, audioPort],
+                                                                   ffmpeg: ["-i", input] + outputs)
             print("ffmpeg A+V, audio BYE \(audioSaysBye): sluice receive ended \(Int(lag * 1000)) ms after ffmpeg")
-            #expect(received.status == 0, "sluice receive: \(received.stderr)")
             let text = received.stdoutText
             #expect(text.contains("received rtp://127.0.0.1:\(videoPort) -> \(output) (the sender said BYE)"), "\(text)")
             let audioEnd = audioSaysBye ? "the sender said BYE" : "silent after another stream of the sender said BYE"
