@@ -25,6 +25,8 @@ public final class TextPipeline: @unchecked Sendable {
     private var sinks: [SinkRequest] = []
     private var usedNames = Set<String>()
     private var pacing: Pacing
+    /// The WHIP sinks' connections, negotiated when the pipeline runs.
+    private var publishers: [WHIPPublisher] = []
 
     /// The output of a node as the builder tracks it.
     struct Output {
@@ -77,7 +79,7 @@ public final class TextPipeline: @unchecked Sendable {
         self.description = description
         self.registry = registry
         // Sending RTP paces the files read, like a camera; writing files goes as fast as it can.
-        pacing = description.elements.contains { $0.kind == "rtpsend" } ? .realTime : .asFastAsPossible
+        pacing = description.elements.contains { $0.kind == "rtpsend" || $0.kind == "whip" } ? .realTime : .asFastAsPossible
         // Every element's kind and properties are checked before any file is opened.
         for element in description.elements { _ = try PipelineNodeKinds.lookUp(element).check(element) }
         for chain in description.chains { try build(chain) }
@@ -157,11 +159,15 @@ public final class TextPipeline: @unchecked Sendable {
                         throw PipelineError.badLink("\(element.label) needs an input: start the chain with file:PATH or NAME.")
                     }
                     consumed.insert(ObjectIdentifier(upstream.node))
-                    if element.kind == "rtpsend" || element.kind == "alsasink" {
+                    if element.kind == "rtpsend" || element.kind == "alsasink" || element.kind == "whip" {
                         guard isLast else {
-                            throw PipelineError.badLink("\(element.label) \(element.kind == "rtpsend" ? "sends" : "plays"): it ends its chain")
+                            throw PipelineError.badLink("\(element.label) \(element.kind == "alsasink" ? "plays" : "sends"): it ends its chain")
                         }
-                        if element.kind == "rtpsend" { try send(element, values: values, input: upstream) } else { try play(element, values: values, input: upstream) }
+                        switch element.kind {
+                        case "rtpsend": try send(element, values: values, input: upstream)
+                        case "whip": try publish(element, values: values, input: upstream)
+                        default: try play(element, values: values, input: upstream)
+                        }
                         current = nil
                         continue
                     }
@@ -465,6 +471,41 @@ public final class TextPipeline: @unchecked Sendable {
         outputs.append((speaker.name, "alsa:\(device)"))
     }
 
+    /// A WHIP publisher (a sink, so it ends its chain) of raw video or audio: the frames go to a peer
+    /// connection's sending pipeline (encoder, RTP over DTLS-SRTP), negotiated when the pipeline runs.
+    private func publish(_ element: PipelineDescription.Element, values: [String: PipelineValue], input: Output) throws {
+        let label = element.label
+        guard case .text(let url) = values["url"] else {
+            throw PipelineError.missingProperty(element: label, property: "url", example: "whip url=http://127.0.0.1:8080/whip/cam")
+        }
+        guard HTTPExchange.split(url) != nil else {
+            throw PipelineError.badValue(element: label, property: "url", value: url, expected: "http://HOST[:PORT]/PATH (https is not supported)")
+        }
+        let name = nodeName(element, default: "whip")
+        let bitrate = integer(values, "bitrate")
+        let sink: any MediaSink
+        switch input.port {
+        case .video(let port) where input.kind == .video():
+            let handOver = FrameHandOver<VideoFrame>()
+            let node = HandOverSink(handOver: handOver, caps: [.video(.exactly(.pixels(.i420)))], url: url, name: name)
+            graph.add(node, input: port)
+            sink = node
+            publishers.append(WHIPPublisher(url: url, handOver: handOver, bitrate: bitrate, registry: registry))
+        case .audio(let port) where input.kind == .audio():
+            let handOver = FrameHandOver<AudioFrame>()
+            let node = HandOverSink(handOver: handOver, caps: [.audio(.oneOf([.samples(.s16), .samples(.f32)]), sampleRate: .exactly(48_000),
+                                                                        channels: .range(1...2))], url: url, name: name)
+            graph.add(node, input: port)
+            sink = node
+            publishers.append(WHIPPublisher(url: url, handOver: handOver, bitrate: bitrate, registry: registry))
+        default:
+            throw refuse(input, element, takes: "video/raw or audio/raw", suggestion: "insert 'decode' before whip: the connection encodes")
+        }
+        edges.append((input.node, sink.name))
+        nodes.append((sink, label))
+        outputs.append((sink.name, url))
+    }
+
     /// An RTP sender (a sink, so it ends its chain) of `input`, which must be VP8, H.264 or Opus.
     private func send(_ element: PipelineDescription.Element, values: [String: PipelineValue], input: Output) throws {
         let label = element.label
@@ -614,7 +655,19 @@ public final class TextPipeline: @unchecked Sendable {
     }
 
     /// Runs to the end; the report's sinks count what was written.
-    public func run() throws -> GraphReport { try graph.run() }
+    /// Runs the graph to its end. WHIP sinks first negotiate their connections (POSTing the offers),
+    /// and after the end let them send what is queued, then close them and end their sessions.
+    public func run() throws -> GraphReport {
+        var started: [WHIPPublisher] = []
+        defer { for publisher in started { publisher.stop() } }
+        for publisher in publishers {
+            try publisher.start()
+            started.append(publisher)
+        }
+        let report = try graph.run()
+        for publisher in started { publisher.finish() }
+        return report
+    }
 }
 
 extension String {

@@ -175,6 +175,10 @@ public enum PipelineNodeKinds {
                                    .init(name: "channels", form: .integer(1...2), help: "channels, 1 or 2 (default 2)"),
                                    .init(name: "format", form: .choice(["s16", "f32"]), help: "sample format (default s16)"),
                                    .init(name: "duration", form: .seconds, help: "stop after this many seconds")]),
+        PipelineNodeKind(name: "whip", summary: "publishes raw video or audio to a WHIP endpoint (RFC 9725: 'sluice serve' or any "
+                         + "other) over WebRTC, encoded in the codec the endpoint answers; ends its chain",
+                         options: [.init(name: "url", form: .text, help: "the endpoint, http://HOST[:PORT]/PATH, required"),
+                                   .init(name: "bitrate", form: .bitrate, help: "target bitrate (default 800k video, 64k audio)")]),
         PipelineNodeKind(name: "alsasink", summary: "plays raw audio on an ALSA PCM (a speaker) at the pace of the device; ends its chain",
                          options: [.init(name: "device", form: .text, help: "the PCM (default 'default')")]),
     ]
@@ -184,8 +188,7 @@ public enum PipelineNodeKinds {
 
     /// Kinds of the library that `sluice run` does not build yet, with what to use instead.
     public static let unsupported: [String: String] = [
-        "whip": "publish and serve with 'sluice serve'",
-        "whep": "serve viewers with 'sluice serve'",
+        "whep": "watching a WHEP endpoint is not built yet; serve viewers with 'sluice serve'",
         "webrtc": "use 'sluice serve' (WHIP/WHEP)",
         "filesrc": "write file:PATH",
         "filesink": "write file:PATH",

@@ -163,7 +163,8 @@ import TestSupport
         let list = try TestSupport.runChecked(sluice, ["run", "--list"])
         for fragment in ["file:PATH", "decode", "vp8enc", "x264enc", "openh264enc", "opusenc", "scale", "size=WxH", "tee",
                          "audioconvert", "rtpsend", "impair=PROFILE", "v4l2src  captures raw video", "device=TEXT", "fps=FPS",
-                         "alsasrc  captures raw audio", "duration=SECONDS", "alsasink  plays raw audio"] {
+                         "alsasrc  captures raw audio", "duration=SECONDS", "alsasink  plays raw audio",
+                         "whip  publishes raw video or audio to a WHIP endpoint", "url=TEXT"] {
             #expect(list.stdoutText.contains(fragment), "--list lacks \(fragment)")
         }
         let help = try TestSupport.runChecked(sluice, ["run", "--help"])
