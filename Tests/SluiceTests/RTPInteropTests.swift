@@ -331,8 +331,9 @@ import TestSupport
     /// (measured here: the VP8 encoder's first packet leaves about 85 ms after the Opus one, so the
     /// recording has the audio that much early, as any receiver that believes ffmpeg's reports
     /// would). With `-rtpflags skip_rtcp` there are no reports and each track starts at its first
-    /// frame, which left together.
-    @Test(arguments: [("call.webm", "copy"), ("call.mkv", "copy"), ("live.mkv", "encode"), ("no-rtcp.mkv", "encode, skip_rtcp")])
+    /// frame, which left together; so too when only the audio has none (after 2 s of waiting for it).
+    @Test(arguments: [("call.webm", "copy"), ("call.mkv", "copy"), ("live.mkv", "encode"), ("no-rtcp.mkv", "encode, skip_rtcp"),
+                      ("half-rtcp.mkv", "encode, audio skip_rtcp")])
     func audioAndVideoFromFFmpegAreRecordedIntoOneFile(name: String, sending: String) throws {
         try TestSupport.withTemporaryDirectory { dir in
             let sluice = TestSupport.productsDirectory.appendingPathComponent("sluice").path
@@ -341,7 +342,8 @@ import TestSupport
             var input = dir.file("clip.mp4")
             try AVSyncTests.makeInput(input, audioCodec: "aac")
             let (videoPort, audioPort) = try Self.freePortPairs()
-            let rtcp = sending.hasSuffix("skip_rtcp") ? ["-rtpflags", "skip_rtcp"] : []
+            let rtcp = sending.hasSuffix(", skip_rtcp") ? ["-rtpflags", "skip_rtcp"] : []
+            let audioRTCP = sending.hasSuffix("skip_rtcp") ? ["-rtpflags", "skip_rtcp"] : []
             var codecs = (video: ["-c:v", "libvpx", "-g", "25"], audio: ["-c:a", "libopus"])
             if sending == "copy" {
                 let encoded = dir.file("clip.webm")
@@ -349,14 +351,14 @@ import TestSupport
                 (input, codecs) = (encoded, (["-c:v", "copy"], ["-c:a", "copy"]))
             }
             let outputs = ["-map", "0:v"] + codecs.video + ["-f", "rtp"] + rtcp + ["rtp://127.0.0.1:\(videoPort)",
-                           "-map", "0:a"] + codecs.audio + ["-f", "rtp"] + rtcp + ["rtp://127.0.0.1:\(audioPort)"]
+                           "-map", "0:a"] + codecs.audio + ["-f", "rtp"] + audioRTCP + ["rtp://127.0.0.1:\(audioPort)"]
             let sdp = dir.file("call.sdp"), output = dir.file(name)
             try TestSupport.ffmpeg(["-i", input, "-frames:v", "1", "-frames:a", "1"] + outputs + ["-sdp_file", sdp])
             let (received, _) = try Self.receiveWhileFFmpegSends(sdp, into: output, timeout: 2, ports: [videoPort, audioPort],
                                                                  ffmpeg: ["-i", input] + outputs)
             #expect(received.stdoutText.contains("received rtp://127.0.0.1:\(videoPort) -> \(output)"), "\(received.stdoutText)")
             #expect(received.stdoutText.contains("received rtp://127.0.0.1:\(audioPort) -> \(output)"), "\(received.stdoutText)")
-            let placed = rtcp.isEmpty ? "(by the sender reports)" : "(at its first frame: no sender report)"
+            let placed = audioRTCP.isEmpty ? "(by the sender reports)" : "(at its first frame: no sender report)"
             #expect(received.stdoutText.components(separatedBy: placed).count == 3, "\(received.stdoutText)")
             let video = try ContainerTranscodeTests.probe(output, stream: "v:0"), audio = try ContainerTranscodeTests.probe(output, stream: "a:0")
             #expect(video["codec_name"] == "vp8" && audio["codec_name"] == "opus", "\(video) \(audio)")
