@@ -2,6 +2,7 @@ import MediaCore
 import MediaFiles
 import MediaRTP
 import MediaTransport
+import Synchronization
 
 /// Sends encoded frames as one RTP stream: the graph adapter around an `RTPSendSession`. Keyframe
 /// requests from the receiver (PLI, FIR) travel upstream as `.keyframeRequest`, to the encoder.
@@ -53,11 +54,88 @@ public struct RTPReceiveLimits: Sendable {
     }
 }
 
+/// The receivers of one recording (the audio and video of a call into one file): they end
+/// together and share one timeline.
+///
+/// **Ending.** When one ends for a limit or silence, the others end too. At a BYE (RFC 3550 §6.6)
+/// each waits for its own, but once one stream has said BYE, the others end after `afterGoodbye`
+/// without a frame: the sender has left, and a stream whose BYE was lost (or never sent) should not
+/// hold the file open for the whole silence limit.
+///
+/// **Lip sync.** Each receiver's frames count from its own first frame. A sender report (RFC 3550
+/// §6.4.1) ties a stream's RTP time to the sender's NTP wall clock, which all its streams share
+/// ("lip synchronization"): once every stream has had a sender report and a frame, each is moved
+/// by how much later its first frame lies on that clock than the earliest stream's. Receivers hold
+/// their frames until then, at most `syncWait` from their first frame; if a stream still has no
+/// sender report (or one ended first), every stream starts at its own first frame, as without
+/// reports.
+public final class ReceiverGroup: Sendable {
+    /// How long a stream may go without a frame once another said BYE.
+    public let afterGoodbye: ClockTime
+    /// How long frames are held for the sender reports of every stream.
+    public let syncWait: ClockTime
+    private struct State {
+        var members = 0
+        var origins: [Double?] = []
+        var offsets: [Double]?
+        var goodbyes = 0
+        var stopped = false
+        var synchronized = false
+    }
+    private let state = Mutex(State())
+
+    public init(afterGoodbye: ClockTime = .seconds(1), syncWait: ClockTime = .seconds(2)) {
+        self.afterGoodbye = afterGoodbye
+        self.syncWait = syncWait
+    }
+
+    /// Adds a receiver; returns its index in the group.
+    func join() -> Int {
+        state.withLock { state in
+            state.origins.append(nil)
+            state.members += 1
+            return state.members - 1
+        }
+    }
+
+    /// Ends every receiver of the group at its next step.
+    public func stop() { state.withLock { $0.stopped = true } }
+    public var isStopped: Bool { state.withLock { $0.stopped } }
+    /// Whether some receiver of the group has had its sender's BYE.
+    public var goodbyeHeard: Bool { state.withLock { $0.goodbyes > 0 } }
+    func noteGoodbye() { state.withLock { $0.goodbyes += 1 } }
+
+    /// Whether the streams were placed by their sender reports (else each starts at its first frame);
+    /// nil while undecided.
+    public var synchronizedBySenderReports: Bool? { state.withLock { $0.offsets == nil ? nil : $0.synchronized } }
+
+    /// The seconds receiver `member` moves its frames by, once decided: `origin` is its first
+    /// frame's wall-clock time (`RTPReceiveSession.originWallClock`) when known; `givingUp` decides
+    /// without the missing ones (every stream then starts at its first frame).
+    func offset(of member: Int, origin: Double?, givingUp: Bool) -> Double? {
+        state.withLock { state in
+            if state.offsets == nil {
+                if let origin { state.origins[member] = origin }
+                let known = state.origins.compactMap { $0 }
+                if known.count == state.members, let earliest = known.min() {
+                    state.offsets = known.map { $0 - earliest }
+                    state.synchronized = true
+                } else if givingUp {
+                    state.offsets = Array(repeating: 0, count: state.members)
+                }
+            }
+            return state.offsets?[member]
+        }
+    }
+}
+
 /// Receives one RTP stream as encoded frames: the graph adapter around an `RTPReceiveSession`.
 ///
 /// A video stream's picture size is known only from its first keyframe, so negotiation
 /// (`outputCaps()`, when the graph is built) waits for it, up to the silence limit; that frame is
 /// then the first one produced. The stream ends at the sender's BYE, or at the first limit reached.
+/// In a `ReceiverGroup`, frames are moved onto the group's timeline (sender reports) and held until
+/// it is decided.
 public final class RTPReceiverNode<Depacketizer: RTPDepacketizer>: MediaSource {
     /// Why the stream ended.
     public enum EndReason: String, Sendable {
@@ -66,6 +144,7 @@ public final class RTPReceiverNode<Depacketizer: RTPDepacketizer>: MediaSource {
         case duration = "duration reached"
         case silence = "nothing received for the silence timeout"
         case together = "another stream of the recording ended"
+        case silentAfterGoodbye = "silent after another stream of the sender said BYE"
     }
 
     public let name: String
@@ -74,20 +153,29 @@ public final class RTPReceiverNode<Depacketizer: RTPDepacketizer>: MediaSource {
     /// Nominal frame rate of a video stream (SDP `a=framerate`), and channels of an audio one.
     public let frameRate: Rational
     public let channels: Int
-    /// Shared by the receivers of one recording (audio and video into one file): when one of them
-    /// ends, for a limit or silence, the others end too (at a BYE each waits for its own).
-    public let together: StopSignal?
+    /// Shared by the receivers of one recording (audio and video into one file): they end together
+    /// and share a timeline (`ReceiverGroup`).
+    public let together: ReceiverGroup?
     public private(set) var endReason: EndReason?
     public private(set) var framesProduced = 0
+    /// The seconds this stream's frames were moved by onto the group's timeline, once decided.
+    public private(set) var timelineOffset: Double?
+    private let member: Int?
     private var held: EncodedFrame?
+    /// Frames received while the group's timeline is undecided.
+    private var pending: [EncodedFrame] = []
+    private var shift: MediaTime?
+    private var ending: EndReason?
+    private var framesReceived = 0
     private var clock: any MediaClock = SystemClock()
     private var firstFrameAt: ClockTime?
     private var lastFrameAt: ClockTime?
 
     public init(session: RTPReceiveSession<Depacketizer>, limits: RTPReceiveLimits = RTPReceiveLimits(), frameRate: Rational = Rational(30, 1),
-                channels: Int = 2, together: StopSignal? = nil, name: String = "rtp-receiver") {
+                channels: Int = 2, together: ReceiverGroup? = nil, name: String = "rtp-receiver") {
         self.session = session
         self.together = together
+        member = together?.join()
         self.limits = limits
         self.frameRate = frameRate
         self.channels = channels
@@ -127,37 +215,81 @@ public final class RTPReceiverNode<Depacketizer: RTPDepacketizer>: MediaSource {
     public func start(output: MediaFormat, context: NodeContext) throws { clock = context.clock }
 
     public func produce() throws -> Production<EncodedFrame> {
-        if let frames = limits.frames, framesProduced >= frames { return end(.frameLimit) }
-        if together?.isStopped == true { return end(.together) }
         let now = clock.now
         if let frame = held {
             held = nil
-            return deliver(frame, at: now)
+            take(frame, at: now)
         }
-        var deadline = (lastFrameAt ?? now) + limits.silence
-        if let duration = limits.duration, let first = firstFrameAt {
-            guard now < first + duration else { return end(.duration) }
-            deadline = min(deadline, first + duration)
-        }
-        guard now < deadline else { return end(.silence) }
+        if ending == nil { ending = limitReached(at: now) }
+        if let frame = ready(at: now) { return deliver(frame) }
+        if let ending { return end(ending) }
         // Return now and then, so that the graph can stop a quiet receiver.
-        switch try session.next(until: min(deadline, now + .milliseconds(100))) {
-        case .frame(let frame): return deliver(frame, at: clock.now)
-        case .goodbye: return end(.goodbye)
-        case .timedOut: return .wait(until: clock.now)
+        switch try session.next(until: min(deadline(at: now), now + .milliseconds(100))) {
+        case .frame(let frame):
+            take(frame, at: clock.now)
+            return ready(at: clock.now).map(deliver) ?? .wait(until: clock.now)
+        case .goodbye:
+            ending = .goodbye
+            return .wait(until: clock.now)
+        case .timedOut:
+            return .wait(until: clock.now)
         }
     }
 
-    private func deliver(_ frame: EncodedFrame, at now: ClockTime) -> Production<EncodedFrame> {
+    /// Why receiving should stop now, if it should.
+    private func limitReached(at now: ClockTime) -> EndReason? {
+        if let frames = limits.frames, framesReceived >= frames { return .frameLimit }
+        if together?.isStopped == true { return .together }
+        if let duration = limits.duration, let first = firstFrameAt, now >= first + duration { return .duration }
+        guard now >= deadline(at: now) else { return nil }
+        return together?.goodbyeHeard == true && now < (lastFrameAt ?? now) + limits.silence ? .silentAfterGoodbye : .silence
+    }
+
+    /// When the silence or duration limit ends the stream.
+    private func deadline(at now: ClockTime) -> ClockTime {
+        var silence = limits.silence
+        if let together, together.goodbyeHeard { silence = min(silence, together.afterGoodbye) }
+        var deadline = (lastFrameAt ?? now) + silence
+        if let duration = limits.duration, let first = firstFrameAt { deadline = min(deadline, first + duration) }
+        return deadline
+    }
+
+    private func take(_ frame: EncodedFrame, at now: ClockTime) {
         if firstFrameAt == nil { firstFrameAt = now }
         lastFrameAt = now
+        framesReceived += 1
+        pending.append(frame)
+    }
+
+    /// The next frame on the group's timeline, once it is decided.
+    private func ready(at now: ClockTime) -> EncodedFrame? {
+        guard !pending.isEmpty else { return nil }
+        if shift == nil {
+            guard let together, let member else {
+                shift = .zero(Rational(1, Depacketizer.clockRate))
+                return ready(at: now)
+            }
+            let givingUp = ending != nil || now >= (firstFrameAt ?? now) + together.syncWait
+            guard let seconds = together.offset(of: member, origin: session.originWallClock, givingUp: givingUp) else { return nil }
+            timelineOffset = seconds
+            shift = MediaTime(Int64((seconds * Double(Depacketizer.clockRate)).rounded()), timebase: Rational(1, Depacketizer.clockRate))
+        }
+        var frame = pending.removeFirst()
+        if let shift, shift.value != 0 { frame.shift(by: shift) }
+        return frame
+    }
+
+    private func deliver(_ frame: EncodedFrame) -> Production<EncodedFrame> {
         framesProduced += 1
         return .item(frame)
     }
 
     private func end(_ reason: EndReason) -> Production<EncodedFrame> {
-        if endReason == nil { endReason = reason }
-        if reason != .goodbye { together?.stop() }
+        if endReason == nil {
+            endReason = reason
+            if reason == .goodbye { together?.noteGoodbye() }
+        }
+        if reason != .goodbye && reason != .silentAfterGoodbye { together?.stop() }
         return .end
     }
 

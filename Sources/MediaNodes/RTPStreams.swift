@@ -142,8 +142,8 @@ public final class RTPReceiveStream: @unchecked Sendable {
         public var maximumDelay: ClockTime
         public var nack: Bool
         public var limits: RTPReceiveLimits
-        /// Ends this stream with the others of its recording (`RTPReceiverNode.together`).
-        public var together: StopSignal?
+        /// The other streams of its recording: they end together and share a timeline (`ReceiverGroup`).
+        public var together: ReceiverGroup?
         /// The receiver node's name, unique in its graph.
         public var name = "rtp-receiver"
 
@@ -175,6 +175,7 @@ public final class RTPReceiveStream: @unchecked Sendable {
     public let name: String
     private let statisticsOf: @Sendable () -> RTPReceiveStatistics
     private let endReasonOf: () -> String?
+    private let timelineOffsetOf: () -> Double?
     private let attach: (Graph) -> (Port<EncodedFrame>, any MediaNode)
     private let closeSession: @Sendable () -> Void
     private var node: (any MediaNode)?
@@ -190,10 +191,10 @@ public final class RTPReceiveStream: @unchecked Sendable {
         case .opus: parts = try Self.parts(OpusDepacketizer(), settings, transport, tracer)
         default: throw RTPStreamError.noPayloadFormat(settings.codec)
         }
-        (name, self.transport, statisticsOf, endReasonOf, attach, closeSession) = parts
+        (name, self.transport, statisticsOf, endReasonOf, timelineOffsetOf, attach, closeSession) = parts
     }
 
-    private typealias Parts = (String, any RTPDatagramTransport, @Sendable () -> RTPReceiveStatistics, () -> String?,
+    private typealias Parts = (String, any RTPDatagramTransport, @Sendable () -> RTPReceiveStatistics, () -> String?, () -> Double?,
                                (Graph) -> (Port<EncodedFrame>, any MediaNode), @Sendable () -> Void)
 
     private static func parts<Depacketizer: RTPDepacketizer>(_ depacketizer: Depacketizer, _ settings: Settings,
@@ -213,7 +214,7 @@ public final class RTPReceiveStream: @unchecked Sendable {
         session.tracer = tracer
         let receiver = RTPReceiverNode(session: session, limits: settings.limits, frameRate: settings.frameRate,
                                        channels: settings.channels, together: settings.together, name: settings.name)
-        return (receiver.name, carrier, { session.statistics }, { receiver.endReason?.rawValue },
+        return (receiver.name, carrier, { session.statistics }, { receiver.endReason?.rawValue }, { receiver.timelineOffset },
                 { graph in (graph.add(receiver), receiver) }, { session.close() })
     }
 
@@ -222,6 +223,9 @@ public final class RTPReceiveStream: @unchecked Sendable {
 
     /// Why the stream ended, once it has.
     public var endReason: String? { endReasonOf() }
+
+    /// Seconds the stream's frames were moved by onto its `ReceiverGroup`'s timeline, once decided.
+    public var timelineOffset: Double? { timelineOffsetOf() }
 
     /// Puts the receiver node at the start of a pipeline in `graph`: the encoded frames.
     public func add(to graph: Graph) -> Port<EncodedFrame> {

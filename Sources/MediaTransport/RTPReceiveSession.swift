@@ -99,6 +99,15 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
     private let heldSlotSize: Int
     private var goodbye = false
     private var closed = false
+    /// The latest sender report of the stream's source: one instant as RTP time and NTP wall clock.
+    private var senderClock: (rtpTimestamp: UInt32, ntp: NTPTimestamp)?
+    /// Sender reports heard before probation chose a source (a sender's first SR often precedes
+    /// its first RTP packet), at most `earlyReportLimit`, one per source.
+    private var earlyReports: [(report: SenderReport, arrival: ClockTime)] = []
+    private static var earlyReportLimit: Int { 4 }
+    /// The RTP timestamp of pts zero of the frames handed out, from the first one.
+    private var ptsOrigin: UInt32?
+    private let publishedOrigin = Mutex<Double?>(nil)
     private var nextReport: ClockTime?
     private var counts = RTPReceiveStatistics()
     private let published = Mutex(RTPReceiveStatistics())
@@ -132,6 +141,9 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
         while true {
             let now = clock.now
             if let frame = jitterBuffer.nextFrame(at: goodbye ? .max : now) {
+                if ptsOrigin == nil, let release = jitterBuffer.lastRelease {
+                    ptsOrigin = release.rtpTimestamp &- UInt32(truncatingIfNeeded: frame.pts.value)
+                }
                 publish()
                 if let tracer, let release = jitterBuffer.lastRelease { trace(frame, release, in: tracer) }
                 return .frame(frame)
@@ -159,6 +171,12 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
 
     /// What the session received and sent; safe to read from any thread (updated at each `next`).
     public var statistics: RTPReceiveStatistics { published.withLock { $0 } }
+
+    /// The sender's wall-clock time (NTP seconds since 1900) of pts zero of the frames handed out:
+    /// the latest sender report's NTP time moved by the RTP time between its instant and the first
+    /// frame's (RFC 3550 §6.4.1). Streams of one sender share that clock, so this places them on
+    /// one timeline (lip sync). Nil before both a sender report and a frame; safe from any thread.
+    public var originWallClock: Double? { publishedOrigin.withLock { $0 } }
 
     /// Sends a last receiver report and a BYE, and closes the transport.
     public func close() {
@@ -242,6 +260,8 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
             return false
         case .chosen(let releasing):
             stream = (header.ssrc, header.payloadType)
+            for early in earlyReports where early.report.ssrc == header.ssrc { noteSenderReport(early.report, arrival: early.arrival) }
+            earlyReports = []
             // Every other candidate's held packet is given up with its source.
             counts.probationPackets += max(0, waiting - 1)
             if let slot = releasing, heldLengths[slot] > 0 {
@@ -286,6 +306,7 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
         // Only RTCP of the stream's source counts: a compound from anyone else (an RTCP bomb of
         // reports, a BYE for other sources) neither ends the stream nor becomes the feedback address.
         guard let ssrc = stream?.ssrc, compound.packets.contains(where: { Self.source(of: $0) == ssrc }) else {
+            if stream == nil { keepEarlyReports(of: compound, at: now) }
             counts.foreignRTCP += 1
             return false
         }
@@ -293,8 +314,7 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
         for packet in compound.packets {
             switch packet {
             case .senderReport(let report) where report.ssrc == ssrc:
-                jitterBuffer.noteSenderReport(report, arrival: now)
-                counts.senderReports += 1
+                noteSenderReport(report, arrival: now)
             case .goodbye(let bye) where bye.sources.contains(ssrc):
                 goodbye = true
             default:
@@ -302,6 +322,22 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
             }
         }
         return true
+    }
+
+    private func noteSenderReport(_ report: SenderReport, arrival: ClockTime) {
+        jitterBuffer.noteSenderReport(report, arrival: arrival)
+        senderClock = (report.rtpTimestamp, report.ntpTimestamp)
+        counts.senderReports += 1
+    }
+
+    /// Keeps the latest sender report of each source while none is chosen (bounded: a flood of
+    /// made-up sources pushes out the oldest, never grows the list).
+    private func keepEarlyReports(of compound: RTCPCompoundPacket, at now: ClockTime) {
+        for case .senderReport(let report) in compound.packets {
+            earlyReports.removeAll { $0.report.ssrc == report.ssrc }
+            if earlyReports.count == Self.earlyReportLimit { earlyReports.removeFirst() }
+            earlyReports.append((report, now))
+        }
     }
 
     /// The source an RTCP packet is from (RFC 3550 §6.4–6.6): the reporter, the first SDES chunk's
@@ -353,6 +389,11 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
         snapshot.jitterBuffer = jitterBuffer.statistics
         snapshot.srtp = transport.receivedProtection
         published.withLock { $0 = snapshot }
+        if let origin = ptsOrigin, let sender = senderClock {
+            let ticks = Int32(bitPattern: origin &- sender.rtpTimestamp)
+            let wallClock = sender.ntp.secondsSince1900 + Double(ticks) / Double(Depacketizer.clockRate)
+            publishedOrigin.withLock { $0 = wallClock }
+        }
     }
 }
 

@@ -1,7 +1,10 @@
+import DeviceALSA
+import DeviceV4L2
 import MediaCodecs
 import MediaContainers
 import MediaCore
 import MediaFiles
+import MediaNegotiation
 import MediaNodes
 import MediaTransport
 
@@ -22,6 +25,8 @@ public final class TextPipeline: @unchecked Sendable {
     private var sinks: [SinkRequest] = []
     private var usedNames = Set<String>()
     private var pacing: Pacing
+    /// The WHIP sinks' connections, negotiated when the pipeline runs.
+    private var publishers: [WHIPPublisher] = []
 
     /// The output of a node as the builder tracks it.
     struct Output {
@@ -74,7 +79,7 @@ public final class TextPipeline: @unchecked Sendable {
         self.description = description
         self.registry = registry
         // Sending RTP paces the files read, like a camera; writing files goes as fast as it can.
-        pacing = description.elements.contains { $0.kind == "rtpsend" } ? .realTime : .asFastAsPossible
+        pacing = description.elements.contains { $0.kind == "rtpsend" || $0.kind == "whip" } ? .realTime : .asFastAsPossible
         // Every element's kind and properties are checked before any file is opened.
         for element in description.elements { _ = try PipelineNodeKinds.lookUp(element).check(element) }
         for chain in description.chains { try build(chain) }
@@ -143,18 +148,26 @@ public final class TextPipeline: @unchecked Sendable {
                         try remember(element, as: input)
                         current = try output(of: input, name: element.name ?? element.label, pad: nil)
                     }
-                } else if element.kind == "rtpreceive" {
-                    guard current == nil else { throw PipelineError.badLink("\(element.label) receives: it starts its chain") }
-                    current = try receive(element, values: values)
+                } else if kind.name == "rtpreceive" || kind.name == "v4l2src" || kind.name == "alsasrc" {
+                    guard current == nil else {
+                        throw PipelineError.badLink("\(element.label) \(kind.name == "rtpreceive" ? "receives" : "captures"): it starts its chain")
+                    }
+                    current = kind.name == "rtpreceive" ? try receive(element, values: values) : try capture(element, kind: kind.name, values: values)
                     try remember(element, as: .output(current!))
                 } else {
                     guard let upstream = current else {
                         throw PipelineError.badLink("\(element.label) needs an input: start the chain with file:PATH or NAME.")
                     }
                     consumed.insert(ObjectIdentifier(upstream.node))
-                    if element.kind == "rtpsend" {
-                        guard isLast else { throw PipelineError.badLink("\(element.label) sends: it ends its chain") }
-                        try send(element, values: values, input: upstream)
+                    if element.kind == "rtpsend" || element.kind == "alsasink" || element.kind == "whip" {
+                        guard isLast else {
+                            throw PipelineError.badLink("\(element.label) \(element.kind == "alsasink" ? "plays" : "sends"): it ends its chain")
+                        }
+                        switch element.kind {
+                        case "rtpsend": try send(element, values: values, input: upstream)
+                        case "whip": try publish(element, values: values, input: upstream)
+                        default: try play(element, values: values, input: upstream)
+                        }
                         current = nil
                         continue
                     }
@@ -403,6 +416,96 @@ public final class TextPipeline: @unchecked Sendable {
         return made
     }
 
+    private func text(_ values: [String: PipelineValue], _ key: String) -> String? {
+        if case .text(let text) = values[key] { text } else { nil }
+    }
+
+    /// A camera (`v4l2src`) or microphone (`alsasrc`): a source, so it starts its chain. The device
+    /// is opened and set up now, so a missing or unfit one is refused, named, before anything runs.
+    private func capture(_ element: PipelineDescription.Element, kind: String, values: [String: PipelineValue]) throws -> Output {
+        let label = element.label
+        let device = text(values, "device") ?? (kind == "v4l2src" ? "/dev/video0" : "default")
+        let made: Output
+        do {
+            if kind == "v4l2src" {
+                let (width, height) = if case .size(let width, let height) = values["size"] { (width, height) } else { (640, 480) }
+                let rate = if case .rate(let rate) = values["fps"] { rate.doubleValue } else { 30.0 }
+                let constraints = VideoConstraints(width: .init(ideal: width), height: .init(ideal: height), frameRate: .init(ideal: rate))
+                let camera = try V4L2CaptureNode(device: device, constraints: constraints, maxFrames: integer(values, "frames"),
+                                                 name: nodeName(element, default: "v4l2-camera"))
+                made = Output(port: .video(graph.add(camera)), kind: .video(), node: camera, label: label)
+            } else {
+                let rate = integer(values, "rate") ?? 48_000
+                let format = AudioFormat(encoding: .samples(values["format"] == .text("f32") ? .f32 : .s16), sampleRate: rate,
+                                         channels: integer(values, "channels") ?? 2)
+                let duration: ClockTime? = if case .seconds(let seconds) = values["duration"] { .seconds(seconds) } else { nil }
+                let microphone = try ALSACaptureNode(device: device, format: format, periodFrames: rate / 100, maxDuration: duration,
+                                                     name: nodeName(element, default: "alsa-capture"))
+                made = Output(port: .audio(graph.add(microphone)), kind: .audio(), node: microphone, label: label)
+            }
+        } catch let error as V4L2Error {
+            throw PipelineError.device(element: label, device: device, reason: "\(error)")
+        } catch let error as ALSAError {
+            throw PipelineError.device(element: label, device: device, reason: "\(error)")
+        }
+        nodes.append((made.node, label))
+        return made
+    }
+
+    /// An ALSA playback PCM (`alsasink`, a sink, so it ends its chain) for raw audio in a format the
+    /// device takes (the graph's negotiation names the converter to insert when it does not).
+    private func play(_ element: PipelineDescription.Element, values: [String: PipelineValue], input: Output) throws {
+        let label = element.label
+        guard input.kind == .audio(), case .audio(let port) = input.port else {
+            throw refuse(input, element, takes: "audio/raw",
+                         suggestion: input.kind.isVideo ? "alsasink plays audio" : "insert 'decode' before alsasink")
+        }
+        let device = text(values, "device") ?? "default"
+        let speaker: ALSAPlaybackNode
+        do { speaker = try ALSAPlaybackNode(device: device, name: nodeName(element, default: "alsa-playback")) } catch let error as ALSAError {
+            throw PipelineError.device(element: label, device: device, reason: "\(error)")
+        }
+        graph.add(speaker, input: port)
+        edges.append((input.node, speaker.name))
+        nodes.append((speaker, label))
+        outputs.append((speaker.name, "alsa:\(device)"))
+    }
+
+    /// A WHIP publisher (a sink, so it ends its chain) of raw video or audio: the frames go to a peer
+    /// connection's sending pipeline (encoder, RTP over DTLS-SRTP), negotiated when the pipeline runs.
+    private func publish(_ element: PipelineDescription.Element, values: [String: PipelineValue], input: Output) throws {
+        let label = element.label
+        guard case .text(let url) = values["url"] else {
+            throw PipelineError.missingProperty(element: label, property: "url", example: "whip url=http://127.0.0.1:8080/whip/cam")
+        }
+        guard HTTPExchange.split(url) != nil else {
+            throw PipelineError.badValue(element: label, property: "url", value: url, expected: "http://HOST[:PORT]/PATH (https is not supported)")
+        }
+        let name = nodeName(element, default: "whip")
+        let bitrate = integer(values, "bitrate")
+        let sink: any MediaSink
+        switch input.port {
+        case .video(let port) where input.kind == .video():
+            let handOver = FrameHandOver<VideoFrame>()
+            let node = HandOverSink(handOver: handOver, caps: [.video(.exactly(.pixels(.i420)))], url: url, name: name)
+            graph.add(node, input: port)
+            sink = node
+            publishers.append(WHIPPublisher(url: url, handOver: handOver, bitrate: bitrate, registry: registry))
+        case .audio(let port) where input.kind == .audio():
+            let handOver = FrameHandOver<AudioFrame>()
+            let node = HandOverSink(handOver: handOver, caps: [.audio(.oneOf([.samples(.s16), .samples(.f32)]), sampleRate: .exactly(48_000),
+                                                                        channels: .range(1...2))], url: url, name: name)
+            graph.add(node, input: port)
+            sink = node
+            publishers.append(WHIPPublisher(url: url, handOver: handOver, bitrate: bitrate, registry: registry))
+        default:
+            throw refuse(input, element, takes: "video/raw or audio/raw", suggestion: "insert 'decode' before whip: the connection encodes")
+        }
+        edges.append((input.node, sink.name))
+        nodes.append((sink, label))
+        outputs.append((sink.name, url))
+    }
+
     /// An RTP sender (a sink, so it ends its chain) of `input`, which must be VP8, H.264 or Opus.
     private func send(_ element: PipelineDescription.Element, values: [String: PipelineValue], input: Output) throws {
         let label = element.label
@@ -552,7 +655,19 @@ public final class TextPipeline: @unchecked Sendable {
     }
 
     /// Runs to the end; the report's sinks count what was written.
-    public func run() throws -> GraphReport { try graph.run() }
+    /// Runs the graph to its end. WHIP sinks first negotiate their connections (POSTing the offers),
+    /// and after the end let them send what is queued, then close them and end their sessions.
+    public func run() throws -> GraphReport {
+        var started: [WHIPPublisher] = []
+        defer { for publisher in started { publisher.stop() } }
+        for publisher in publishers {
+            try publisher.start()
+            started.append(publisher)
+        }
+        let report = try graph.run()
+        for publisher in started { publisher.finish() }
+        return report
+    }
 }
 
 extension String {

@@ -189,6 +189,8 @@ public enum PipelineError: Error, Equatable, CustomStringConvertible {
     case badLink(String)
     case incompatible(upstream: String, offered: String, downstream: String, accepted: String, suggestion: String?)
     case unknownReference(String)
+    /// A device (camera, sound card) that cannot be opened or set up: `reason` is the device layer's.
+    case device(element: String, device: String, reason: String)
 
     public var description: String {
         switch self {
@@ -209,6 +211,8 @@ public enum PipelineError: Error, Equatable, CustomStringConvertible {
                 + (suggestion.map { "; \($0)" } ?? "")
         case .unknownReference(let name):
             return "'\(name).' refers to no element named \(name) before it (name one with name=\(name))"
+        case .device(let element, let device, let reason):
+            return "\(element): cannot use device '\(device)': \(reason)"
         }
     }
 }

@@ -22,6 +22,7 @@ public enum PipelineValue: Equatable, Sendable {
     case flag(Bool)
     case text(String)
     case impairment(ImpairmentProfile)
+    case seconds(Double)
 }
 
 /// A node kind `sluice run` can build: its name, what it does, and the options it declares.
@@ -40,6 +41,8 @@ public struct PipelineNodeKind: Sendable {
         case text
         /// An `ImpairmentProfile`: "loss=5%,reorder=3%".
         case impairment
+        /// A positive number of seconds: "2", "0.5".
+        case seconds
 
         var expected: String {
             switch self {
@@ -51,6 +54,7 @@ public struct PipelineNodeKind: Sendable {
             case .choice(let values): "one of " + values.joined(separator: ", ")
             case .text: "text"
             case .impairment: "an impairment profile, e.g. loss=5%,reorder=3%"
+            case .seconds: "seconds, e.g. 2 or 0.5"
             }
         }
     }
@@ -103,6 +107,9 @@ public struct PipelineNodeKind: Sendable {
         case .choice(let values): return values.contains(text.lowercased()) ? .text(text.lowercased()) : nil
         case .text: return text.isEmpty ? nil : .text(text)
         case .impairment: return (try? ImpairmentProfile(parsing: text)).map { .impairment($0) }
+        case .seconds:
+            guard let seconds = Double(text), seconds > 0, seconds <= 86_400 else { return nil }
+            return .seconds(seconds)
         }
     }
 }
@@ -156,15 +163,32 @@ public enum PipelineNodeKinds {
                                    .init(name: "media", form: .choice(["video", "audio"]), help: "which section (default: the first)"),
                                    frames,
                                    .init(name: "timeout", form: .integer(1...3600), help: "seconds without a packet that end the stream (default 10)")]),
+        PipelineNodeKind(name: "v4l2src", summary: "captures raw video from a V4L2 camera (also written 'v4l2'), in its format nearest "
+                         + "to size and fps; starts its chain",
+                         options: [.init(name: "device", form: .text, help: "the camera (default /dev/video0)"),
+                                   .init(name: "size", form: .size, help: "ideal picture size (default 640x480)"),
+                                   .init(name: "fps", form: .rate, help: "ideal frame rate (default 30)"),
+                                   .init(name: "frames", form: frames.form, help: "stop after this many pictures")]),
+        PipelineNodeKind(name: "alsasrc", summary: "captures raw audio from an ALSA PCM (a microphone) in 10 ms blocks; starts its chain",
+                         options: [.init(name: "device", form: .text, help: "the PCM (default 'default')"),
+                                   .init(name: "rate", form: .integer(8_000...192_000), help: "sample rate (default 48000)"),
+                                   .init(name: "channels", form: .integer(1...2), help: "channels, 1 or 2 (default 2)"),
+                                   .init(name: "format", form: .choice(["s16", "f32"]), help: "sample format (default s16)"),
+                                   .init(name: "duration", form: .seconds, help: "stop after this many seconds")]),
+        PipelineNodeKind(name: "whip", summary: "publishes raw video or audio to a WHIP endpoint (RFC 9725: 'sluice serve' or any "
+                         + "other) over WebRTC, encoded in the codec the endpoint answers; ends its chain",
+                         options: [.init(name: "url", form: .text, help: "the endpoint, http://HOST[:PORT]/PATH, required"),
+                                   .init(name: "bitrate", form: .bitrate, help: "target bitrate (default 800k video, 64k audio)")]),
+        PipelineNodeKind(name: "alsasink", summary: "plays raw audio on an ALSA PCM (a speaker) at the pace of the device; ends its chain",
+                         options: [.init(name: "device", form: .text, help: "the PCM (default 'default')")]),
     ]
+
+    /// Other names of kinds: what gst-launch users or the examples write.
+    static let aliases = ["v4l2": "v4l2src"]
 
     /// Kinds of the library that `sluice run` does not build yet, with what to use instead.
     public static let unsupported: [String: String] = [
-        "v4l2src": "capture with 'sluice transcode v4l2:/dev/video0 out.ivf'",
-        "alsasrc": "capture with 'sluice transcode alsa:default out.opus'",
-        "alsasink": "play with 'sluice transcode in.opus alsa:default'",
-        "whip": "publish and serve with 'sluice serve'",
-        "whep": "serve viewers with 'sluice serve'",
+        "whep": "watching a WHEP endpoint is not built yet; serve viewers with 'sluice serve'",
         "webrtc": "use 'sluice serve' (WHIP/WHEP)",
         "filesrc": "write file:PATH",
         "filesink": "write file:PATH",
@@ -172,7 +196,10 @@ public enum PipelineNodeKinds {
         "demux": "name the input file and use NAME.video and NAME.audio",
     ]
 
-    public static func kind(named name: String) -> PipelineNodeKind? { all.first { $0.name == name } }
+    public static func kind(named name: String) -> PipelineNodeKind? {
+        let name = aliases[name] ?? name
+        return all.first { $0.name == name }
+    }
 
     /// The kind of `element`, or an error naming the nearest kind or what to do instead.
     public static func lookUp(_ element: PipelineDescription.Element) throws(PipelineError) -> PipelineNodeKind {
@@ -205,6 +232,7 @@ public enum PipelineNodeKinds {
         case .choice(let values): values.joined(separator: "|")
         case .text: "TEXT"
         case .impairment: "PROFILE"
+        case .seconds: "SECONDS"
         }
     }
 }

@@ -128,7 +128,9 @@ public struct ReceiveOptions: Sendable {
 /// A pipeline that receives RTP into a file: one stream as it came when the file holds its codec
 /// (`.ivf`, `.h264`, `.opus`), else decoded pictures (`.y4m`) or samples (`.wav`); or the streams of a
 /// call (audio and video) into one container file (`.webm`, `.mkv`, `.mp4`: `ContainerRecording`,
-/// as `sluice serve` records), each track starting at its first frame. A video stream's first
+/// as `sluice serve` records), placed on one timeline by the sender's RTCP sender reports (RFC 3550
+/// §6.4.1; `ReceiverGroup`): until every stream has had one, or if one never comes within 2 s,
+/// each track starts at its first frame. A video stream's first
 /// keyframe must arrive (within the silence limit) for the pipeline to be made: it gives the picture
 /// size. The streams of one file end together (`RTPReceiverNode.together`); a frame limit counts
 /// the video's frames.
@@ -153,6 +155,7 @@ public final class RTPReceivePipeline: @unchecked Sendable {
     /// Where each stream's session listens.
     public private(set) var localAddresses: [SocketAddress]
     private var receivings: [RTPReceiveStream] = []
+    private var group: ReceiverGroup?
     private var sinkNames: [String] = []
     private var decoderCounters: () -> DecoderStatistics? = { nil }
     private let tracer: FrameTracer?
@@ -193,11 +196,12 @@ public final class RTPReceivePipeline: @unchecked Sendable {
         }
         do {
             let hasVideo = streams.contains { $0.codec != .opus }
-            let together = streams.count > 1 ? StopSignal() : nil
+            let together = streams.count > 1 ? ReceiverGroup() : nil
             var ports: [Port<EncodedFrame>] = []
             for stream in streams {
                 var settings = stream.receiveSettings(options)
                 settings.together = together
+                group = together
                 if streams.count > 1 { settings.name = "rtp-receiver-\(ports.count)-\(stream.codec == .opus ? "audio" : "video")" }
                 // The frame limit counts pictures when there are any; the audio ends with them.
                 if hasVideo && stream.codec == .opus { settings.limits.frames = nil }
@@ -221,6 +225,14 @@ public final class RTPReceivePipeline: @unchecked Sendable {
 
     /// Why stream `index` ended, once it has.
     public func endReason(ofStream index: Int) -> String? { receivings[index].endReason }
+
+    /// Seconds stream `index` starts after the earliest stream in the file, once decided (streams of
+    /// one file only): by the sender reports when `synchronizedBySenderReports`, else 0.
+    public func timelineOffset(ofStream index: Int) -> Double? { receivings[index].timelineOffset }
+
+    /// Whether the streams of the file were placed by the sender's reports (RFC 3550 §6.4.1) rather
+    /// than each at its first frame; nil for one stream, or while undecided.
+    public var synchronizedBySenderReports: Bool? { group?.synchronizedBySenderReports }
 
     private func attachSinks(_ ports: [Port<EncodedFrame>], container: Container, options: ReceiveOptions,
                              registry: CodecRegistry) throws {

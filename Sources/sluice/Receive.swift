@@ -14,7 +14,9 @@ struct Receive: ParsableCommand {
             A container (.webm, .mkv, .mp4) gets the first video section and the
             first audio section, each as it came, in one file: audio and video
             of a call together (.webm takes VP8 and Opus, .mp4 H.264 and Opus,
-            .mkv either video codec); each track starts at its first frame.
+            .mkv either video codec), placed on one timeline by the sender's
+            RTCP sender reports (lip sync), or each track at its first frame
+            when a stream has no report within 2 s.
             Packets are put back in order in a jitter buffer, lost ones asked for
             again (NACK) and keyframes requested (PLI) after a loss: no frame whose
             references are missing is written. A video stream begins at its first
@@ -22,7 +24,8 @@ struct Receive: ParsableCommand {
 
             Receiving stops at the sender's BYE, after --frames (of the video, when
             there is video), --duration, or --timeout seconds without a frame; the
-            streams of one file stop together at a limit.
+            streams of one file stop together at a limit, and once one stream said
+            BYE the others stop after 1 s without a frame.
 
             Examples:
               sluice receive stream.sdp out.ivf
@@ -119,6 +122,10 @@ struct Receive: ParsableCommand {
             let address = receiver.localAddresses[index]
             lines.append("received \(scheme)://\(address) -> \(output) (\(receiver.endReason(ofStream: index) ?? "stopped"))")
             lines += report(receiver, stream: index).map { "  " + $0 }
+            if let synchronized = receiver.synchronizedBySenderReports, let offset = receiver.timelineOffset(ofStream: index) {
+                lines.append("  timeline starts at \(String(format: "%.3f", offset)) s "
+                             + (synchronized ? "(by the sender reports)" : "(at its first frame: no sender report)"))
+            }
         }
         let decoding = receiver.decoderStatistics()
         if decoding.corrupt > 0 || decoding.skipped > 0 {

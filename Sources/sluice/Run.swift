@@ -26,6 +26,9 @@ struct Run: ParsableCommand {
               sluice run "file:a.wav ! audioconvert rate=48000 ! opusenc ! file:a.ogg"
               sluice run "file:clip.ivf ! rtpsend to=127.0.0.1:5004 impair=loss=5%"
               sluice run "rtpreceive sdp=stream.sdp timeout=5 ! file:received.ivf"
+              sluice run "v4l2src device=/dev/video0 size=640x480 fps=30 frames=300 ! vp8enc ! file:cam.ivf"
+              sluice run "alsasrc device=default duration=10 ! opusenc ! file:mic.ogg"
+              sluice run "file:a.ogg ! decode ! alsasink device=default"
               sluice run "file:clip.ivf ! decode ! file:out.y4m" --dot graph.dot
               sluice run --list
             """)

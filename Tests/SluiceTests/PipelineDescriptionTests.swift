@@ -79,8 +79,25 @@ import TestSupport
         ("file:WAV ! opusenc ! file:OUT/o.ogg", "opusenc takes audio/{F32,S16} {48000,24000,16000,12000,8000}Hz"),
         ("file:WAV ! opusenc ! file:OUT/o.ogg", "insert 'audioconvert rate=48000 channels=2' before opusenc"),
         ("file:WAV ! decode ! file:OUT/o.wav", "it is raw already: leave decode out"),
-        ("file:IVF ! v4l2src", "'v4l2src' is not supported by 'sluice run': capture with 'sluice transcode v4l2:"),
+        ("file:IVF ! v4l2src", "v4l2src captures: it starts its chain"),
+        ("v4l2src device=/dev/video97 ! vp8enc ! file:OUT/o.ivf", "v4l2src: cannot use device '/dev/video97': /dev/video97: no such video device"),
+        ("v4l2 device=/dev/video97 size=320x240 fps=15 ! vp8enc ! file:OUT/o.ivf", "v4l2: cannot use device '/dev/video97'"),
+        ("v4l2src devcie=/dev/video0 ! vp8enc ! file:OUT/o.ivf", "v4l2src: no property 'devcie'; did you mean 'device'?"),
+        ("v4l2src size=640 ! vp8enc ! file:OUT/o.ivf", "v4l2src: bad size='640': expected WIDTHxHEIGHT"),
+        ("v4l2src fps=0 ! vp8enc ! file:OUT/o.ivf", "v4l2src: bad fps='0': expected a frame rate"),
+        ("alsasrc device=sluice_no_such_pcm ! opusenc ! file:OUT/o.ogg", "alsasrc: cannot use device 'sluice_no_such_pcm': ALSA device sluice_no_such_pcm: cannot open"),
+        ("alsasrc duration=0 ! opusenc ! file:OUT/o.ogg", "alsasrc: bad duration='0': expected seconds, e.g. 2 or 0.5"),
+        ("alsasrc channels=6 ! opusenc ! file:OUT/o.ogg", "alsasrc: bad channels='6': expected an integer in 1...2"),
+        ("file:IVF ! alsasrc", "alsasrc captures: it starts its chain"),
+        ("file:WAV ! alsasink device=sluice_no_such_pcm", "alsasink: cannot use device 'sluice_no_such_pcm': ALSA device sluice_no_such_pcm: cannot open"),
+        ("file:IVF ! decode ! alsasink", "decode gives video/raw, alsasink takes audio/raw; alsasink plays audio"),
+        ("file:WAV ! alsasink ! file:OUT/o.wav", "alsasink plays: it ends its chain"),
         ("file:IVF ! whep", "'whep' is not supported by 'sluice run'"),
+        ("file:IVF ! decode ! whip", "whip: needs url=..., e.g. whip url=http://127.0.0.1:8080/whip/cam"),
+        ("file:IVF ! decode ! whip url=https://example.com/whip", "whip: bad url='https://example.com/whip': expected http://HOST[:PORT]/PATH"),
+        ("file:IVF ! decode ! whip url=cam", "whip: bad url='cam'"),
+        ("file:IVF ! whip url=http://127.0.0.1:9/whip/cam", "gives video/vp8, whip takes video/raw or audio/raw; insert 'decode' before whip"),
+        ("file:IVF ! decode ! whip url=http://127.0.0.1:9/whip/cam ! file:OUT/o.y4m", "whip sends: it ends its chain"),
         ("t. ! file:OUT/o.y4m", "'t.' refers to no element named t before it"),
         ("file:IVF ! decode ! vp8enc", "vp8enc leads nowhere"),
         ("file:IVF ! file:IVF", "the output would overwrite an input"),
@@ -118,6 +135,14 @@ import TestSupport
             #expect(PipelineNodeKinds.listing.contains(kind.name))
             for option in kind.options { #expect(Set(kind.options.map(\.name)).count == kind.options.count, "\(kind.name).\(option.name)") }
         }
+        #expect(PipelineNodeKinds.kind(named: "v4l2")?.name == "v4l2src", "v4l2 is another name of v4l2src")
+        let microphone = try #require(PipelineNodeKinds.kind(named: "alsasrc"))
+        let captured = try microphone.check(Element(kind: "alsasrc", properties: [.init("device", "hw:1,0"), .init("duration", "2.5"),
+                                                                                   .init("rate", "16000")], position: 1))
+        #expect(captured == ["device": .text("hw:1,0"), "duration": .seconds(2.5), "rate": .integer(16_000)])
+        let camera = try #require(PipelineNodeKinds.kind(named: "v4l2src"))
+        #expect(try camera.check(Element(kind: "v4l2", properties: [.init("size", "1280x720"), .init("fps", "30000/1001")], position: 1))
+                == ["size": .size(width: 1280, height: 720), "fps": .rate(Rational(30000, 1001))])
         let scale = try #require(PipelineNodeKinds.kind(named: "scale"))
         let values = try scale.check(Element(kind: "scale", properties: [.init("size", "640x360"), .init("filter", "bilinear")], position: 1))
         #expect(values["size"] == .size(width: 640, height: 360))

@@ -56,6 +56,37 @@ import TestSupport
         }
     }
 
+    /// The device kinds through alsa-lib, with PCMs from a test configuration (no sound card here): a
+    /// microphone (the `file` plugin reading raw samples) into Ogg Opus, and a WAV played on a speaker
+    /// (the `file` plugin writing what it is given as WAV), each counted.
+    @Test(arguments: [
+        ("alsasrc device=sluice_capture duration=1.5 ! opusenc bitrate=32k ! file:OUT/mic.ogg", "mic.ogg", "opus", 1.5),
+        ("alsasrc device=sluice_capture rate=16000 channels=1 duration=1 ! audioconvert rate=48000 ! opusenc ! file:OUT/mic.webm",
+         "mic.webm", "opus", 1.0),
+        ("file:IN/tone.wav ! audioconvert rate=48000 ! alsasink device=sluice_playback", "played.wav", "pcm_s16le", 1.5),
+        ("file:IN/tone.ogg ! decode ! audioconvert ! alsasink device=sluice_playback", "played.wav", "pcm_s16le", 1.5),
+    ])
+    func devicePipelinesRun(pipeline: String, output: String, codec: String, seconds: Double) throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            try Self.makeMedia(in: dir)
+            let out = dir.appendingPathComponent("out")
+            try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+            let alsa = try ALSATestConfiguration(path: dir.file("asound.conf"), captureInput: dir.file("in.raw"),
+                                                 playbackOutput: out.file("played.wav"))
+            try TestAudio.raw(seconds: 2).write(to: URL(fileURLWithPath: alsa.captureInput))
+            let text = pipeline.replacingOccurrences(of: "IN/", with: dir.path + "/").replacingOccurrences(of: "OUT/", with: out.path + "/")
+            let result = try TestSupport.run("/usr/bin/env", ["ALSA_CONFIG_PATH=\(alsa.path)", sluice, "run", text], timeout: 120)
+            #expect(result.status == 0, "\(result.stderr)")
+            let fields = try TestSupport.ffprobe(out.file(output), entries: "stream=codec_name:format=duration",
+                                                 extra: ["-select_streams", "a:0"])
+            #expect(fields["codec_name"] == codec, "\(output): \(fields)")
+            let duration = Double(fields["duration"] ?? "") ?? 0
+            #expect(abs(duration - seconds) < 0.03, "\(output): \(duration) s, expected \(seconds) s")
+            let target = pipeline.contains("alsasink") ? "alsa:sluice_playback" : out.file(output)
+            #expect(result.stdoutText.contains("\(target): "), "\(result.stdoutText)")
+        }
+    }
+
     /// Video and audio of one MP4 into one WebM, through two branches of one graph, with the graph drawn.
     @Test func bothStreamsOfAContainerTravelInOneGraph() throws {
         try TestSupport.withTemporaryDirectory { dir in
@@ -131,7 +162,9 @@ import TestSupport
     @Test func listAndHelpShowTheKindsTheirOptionsAndExamples() throws {
         let list = try TestSupport.runChecked(sluice, ["run", "--list"])
         for fragment in ["file:PATH", "decode", "vp8enc", "x264enc", "openh264enc", "opusenc", "scale", "size=WxH", "tee",
-                         "audioconvert", "rtpsend", "impair=PROFILE", "v4l2src"] {
+                         "audioconvert", "rtpsend", "impair=PROFILE", "v4l2src  captures raw video", "device=TEXT", "fps=FPS",
+                         "alsasrc  captures raw audio", "duration=SECONDS", "alsasink  plays raw audio",
+                         "whip  publishes raw video or audio to a WHIP endpoint", "url=TEXT"] {
             #expect(list.stdoutText.contains(fragment), "--list lacks \(fragment)")
         }
         let help = try TestSupport.runChecked(sluice, ["run", "--help"])
