@@ -27,6 +27,8 @@ public final class TextPipeline: @unchecked Sendable {
     private var pacing: Pacing
     /// The WHIP sinks' connections, negotiated when the pipeline runs.
     private var publishers: [WHIPPublisher] = []
+    /// `whep` sources, connected while the pipeline was built; closed at the end of the run or with the pipeline.
+    private var viewers: [WHEPViewer] = []
 
     /// The output of a node as the builder tracks it.
     struct Output {
@@ -148,11 +150,15 @@ public final class TextPipeline: @unchecked Sendable {
                         try remember(element, as: input)
                         current = try output(of: input, name: element.name ?? element.label, pad: nil)
                     }
-                } else if kind.name == "rtpreceive" || kind.name == "v4l2src" || kind.name == "alsasrc" {
+                } else if ["rtpreceive", "whep", "v4l2src", "alsasrc"].contains(kind.name) {
                     guard current == nil else {
-                        throw PipelineError.badLink("\(element.label) \(kind.name == "rtpreceive" ? "receives" : "captures"): it starts its chain")
+                        throw PipelineError.badLink("\(element.label) \(kind.name.hasPrefix("alsa") || kind.name.hasPrefix("v4l2") ? "captures" : "receives"): it starts its chain")
                     }
-                    current = kind.name == "rtpreceive" ? try receive(element, values: values) : try capture(element, kind: kind.name, values: values)
+                    current = switch kind.name {
+                    case "rtpreceive": try receive(element, values: values)
+                    case "whep": try watch(element, values: values)
+                    default: try capture(element, kind: kind.name, values: values)
+                    }
                     try remember(element, as: .output(current!))
                 } else {
                     guard let upstream = current else {
@@ -416,6 +422,24 @@ public final class TextPipeline: @unchecked Sendable {
         return made
     }
 
+    /// A WHEP viewer (a source, so it starts its chain) of the video an endpoint sends, as encoded
+    /// frames. It connects now: the pipeline's formats come from the stream.
+    private func watch(_ element: PipelineDescription.Element, values: [String: PipelineValue]) throws -> Output {
+        let label = element.label
+        guard let url = text(values, "url") else {
+            throw PipelineError.missingProperty(element: label, property: "url", example: "whep url=http://127.0.0.1:8080/whep/cam")
+        }
+        guard HTTPExchange.split(url) != nil else {
+            throw PipelineError.badValue(element: label, property: "url", value: url, expected: "http://HOST[:PORT]/PATH (https is not supported)")
+        }
+        let viewer = try WHEPViewer(url: url, registry: registry)
+        viewers.append(viewer)
+        let source = HandOverSource(handOver: viewer.handOver, name: nodeName(element, default: "whep"), maxFrames: integer(values, "frames"))
+        let made = Output(port: .encoded(graph.add(source)), kind: StreamKind(isVideo: true, codec: viewer.codec), node: source, label: label)
+        nodes.append((made.node, label))
+        return made
+    }
+
     private func text(_ values: [String: PipelineValue], _ key: String) -> String? {
         if case .text(let text) = values[key] { text } else { nil }
     }
@@ -656,10 +680,14 @@ public final class TextPipeline: @unchecked Sendable {
 
     /// Runs to the end; the report's sinks count what was written.
     /// Runs the graph to its end. WHIP sinks first negotiate their connections (POSTing the offers),
-    /// and after the end let them send what is queued, then close them and end their sessions.
+    /// and after the end let them send what is queued, then close them and end their sessions; WHEP
+    /// sources' connections are closed and their sessions ended too.
     public func run() throws -> GraphReport {
         var started: [WHIPPublisher] = []
-        defer { for publisher in started { publisher.stop() } }
+        defer {
+            for publisher in started { publisher.stop() }
+            for viewer in viewers { viewer.stop() }
+        }
         for publisher in publishers {
             try publisher.start()
             started.append(publisher)

@@ -179,6 +179,10 @@ public enum PipelineNodeKinds {
                          + "other) over WebRTC, encoded in the codec the endpoint answers; ends its chain",
                          options: [.init(name: "url", form: .text, help: "the endpoint, http://HOST[:PORT]/PATH, required"),
                                    .init(name: "bitrate", form: .bitrate, help: "target bitrate (default 800k video, 64k audio)")]),
+        PipelineNodeKind(name: "whep", summary: "watches a WHEP endpoint (the WHEP draft: 'sluice serve' or any other) over "
+                         + "WebRTC: the video it sends, as encoded frames; connects while the pipeline is built; starts its chain",
+                         options: [.init(name: "url", form: .text, help: "the endpoint, http://HOST[:PORT]/PATH, required"),
+                                   frames]),
         PipelineNodeKind(name: "alsasink", summary: "plays raw audio on an ALSA PCM (a speaker) at the pace of the device; ends its chain",
                          options: [.init(name: "device", form: .text, help: "the PCM (default 'default')")]),
     ]
@@ -188,7 +192,6 @@ public enum PipelineNodeKinds {
 
     /// Kinds of the library that `sluice run` does not build yet, with what to use instead.
     public static let unsupported: [String: String] = [
-        "whep": "watching a WHEP endpoint is not built yet; serve viewers with 'sluice serve'",
         "webrtc": "use 'sluice serve' (WHIP/WHEP)",
         "filesrc": "write file:PATH",
         "filesink": "write file:PATH",

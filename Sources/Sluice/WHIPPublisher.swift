@@ -22,7 +22,7 @@ public enum WHIPError: Error, Equatable, CustomStringConvertible {
         case .unsupportedURL(let url): "\(url): not an http://HOST[:PORT]/PATH URL (https is not supported)"
         case .cannotConnect(let url, let reason): "\(url): cannot connect: \(reason)"
         case .refused(let url, let status, let body):
-            "\(url): the WHIP endpoint answered \(status)" + (body.isEmpty ? "" : ": \(body.prefix(200))")
+            "\(url): the endpoint answered \(status)" + (body.isEmpty ? "" : ": \(body.prefix(200))")
         case .malformedResponse(let url, let reason): "\(url): malformed HTTP response: \(reason)"
         case .negotiation(let url, let reason): "\(url): \(reason)"
         case .stalled(let url, let seconds): "\(url): the connection took no frame for \(seconds) s (it did not come up, or stopped)"
@@ -100,6 +100,29 @@ struct HTTPExchange {
             received += buffer[..<count]
         }
         return try parse(received, url: url)
+    }
+
+    /// A peer connection's configuration for an endpoint at `url`: loopback candidates only when
+    /// the server is on this machine.
+    static func configuration(for url: String) -> PeerConnection.Configuration {
+        var configuration = PeerConnection.Configuration()
+        if let host = split(url)?.host, ["127.0.0.1", "localhost"].contains(host) {
+            configuration.localAddresses = ["127.0.0.1:0"]
+            configuration.includeLoopback = true
+        }
+        return configuration
+    }
+
+    /// WHIP's and WHEP's exchange (RFC 9725 §4.2, the WHEP draft §4): `connection`'s offer POSTed as
+    /// `application/sdp`, the 201's answer applied. Returns the session's URL (its Location), which
+    /// a DELETE ends.
+    static func offer(_ connection: PeerConnection, to url: String) throws -> String? {
+        let response = try send("POST", to: url, contentType: "application/sdp", body: try connection.createOffer())
+        guard response.status == 201 else { throw WHIPError.refused(url: url, status: response.status, body: response.body) }
+        do { try connection.setRemoteDescription(response.body, type: .answer) } catch {
+            throw WHIPError.negotiation(url: url, reason: "the answer: \(error)")
+        }
+        return response.headers["location"].flatMap { URL(string: $0, relativeTo: URL(string: url))?.absoluteString }
     }
 
     /// The status line, headers and body (by Content-Length, chunked, or to the end) of a response.
@@ -227,15 +250,20 @@ final class HandOverSink<Frame: MediaPayload>: MediaSink {
     func close() { handOver.end() }
 }
 
-/// The start of a peer connection's sending pipeline, taking what a `HandOverSink` gives.
+/// The start of a pipeline fed by another graph's `HandOverSink`: a peer connection's sending
+/// pipeline (`whip`), or a `sluice run` pipeline fed by a remote track (`whep`).
 final class HandOverSource<Frame: MediaPayload>: MediaSource {
     let name: String
     let handOver: FrameHandOver<Frame>
+    /// Frames after which the source ends (a `whep` source's `frames`); nil: at the producer's end.
+    let maxFrames: Int?
+    private var produced = 0
     private var clock: (any MediaClock)?
 
-    init(handOver: FrameHandOver<Frame>, name: String) {
+    init(handOver: FrameHandOver<Frame>, name: String, maxFrames: Int? = nil) {
         self.handOver = handOver
         self.name = name
+        self.maxFrames = maxFrames
     }
 
     var execution: NodeExecution { .ownThread }
@@ -248,8 +276,11 @@ final class HandOverSource<Frame: MediaPayload>: MediaSource {
     func start(output: MediaFormat, context: NodeContext) throws { clock = context.clock }
 
     func produce() throws -> Production<Frame> {
+        if let maxFrames, produced >= maxFrames { return .end }
         switch handOver.take(waiting: .milliseconds(100)) {
-        case .frame(let frame): return .item(frame)
+        case .frame(let frame):
+            produced += 1
+            return .item(frame)
         case .end: return .end
         case .none: return .wait(until: clock!.now)
         }
@@ -292,27 +323,14 @@ final class WHIPPublisher: @unchecked Sendable {
 
     /// Makes the connection and negotiates it with the endpoint; media flows once it connects.
     func start() throws {
-        var configuration = PeerConnection.Configuration()
+        var configuration = HTTPExchange.configuration(for: url)
         configuration.receive = []
         if let bitrate { if isVideo { configuration.videoBitrate = bitrate } else { configuration.audioBitrate = bitrate } }
-        if let host = HTTPExchange.split(url)?.host, ["127.0.0.1", "localhost"].contains(host) {
-            // A server on this machine: loopback candidates only.
-            configuration.localAddresses = ["127.0.0.1:0"]
-            configuration.includeLoopback = true
-        }
         let connection = try PeerConnectionFactory(registry: registry, capabilities: registry.capabilities).makePeerConnection(configuration)
         self.connection = connection
         do {
             try connection.addTrack(track)
-            let offer = try connection.createOffer()
-            let response = try HTTPExchange.send("POST", to: url, contentType: "application/sdp", body: offer)
-            guard response.status == 201 else { throw WHIPError.refused(url: url, status: response.status, body: response.body) }
-            if let location = response.headers["location"] {
-                session = URL(string: location, relativeTo: URL(string: url))?.absoluteString
-            }
-            do { try connection.setRemoteDescription(response.body, type: .answer) } catch {
-                throw WHIPError.negotiation(url: url, reason: "the answer: \(error)")
-            }
+            session = try HTTPExchange.offer(connection, to: url)
         } catch {
             stop()
             throw error

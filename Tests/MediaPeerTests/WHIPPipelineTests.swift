@@ -54,6 +54,24 @@ import TestSupport
         }
     }
 
+    /// `whep` watches `sluice serve`'s WHEP endpoint: the frames asked for arrive as a playable file,
+    /// and the session is ended (DELETE) when the pipeline is done.
+    @Test(.timeLimit(.minutes(2))) func aPipelineWatchesThroughWHEPIntoAFile() throws {
+        try TestSupport.withTemporaryDirectory { folder in
+            let media = try InteropTests.peerMedia(in: folder)
+            let serve = try ServeFixture(media: media, recordDirectory: nil)
+            defer { serve.stop() }
+            let output = folder.appendingPathComponent("watched.ivf").path
+            let pipeline = try TextPipeline("whep url=\(serve.url("/whep/clip")) frames=30 ! file:\(output)")
+            #expect(serve.encodings[0].subscriberCount == 1, "the pipeline watches from when it is built")
+            let report = try pipeline.run()
+            #expect(report["whep"]?.itemsOut == 30, "\(report)")
+            let probe = try TestSupport.probeVideo(output)
+            #expect(probe.codec == "vp8" && probe.frames == 30, "\(probe)")
+            #expect(eventually(seconds: 5) { serve.encodings[0].subscriberCount == 0 }, "the WHEP session was not ended")
+        }
+    }
+
     @Test func aRefusedOfferIsNamed() throws {
         try TestSupport.withTemporaryDirectory { folder in
             let media = try InteropTests.peerMedia(in: folder)
