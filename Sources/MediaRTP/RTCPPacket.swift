@@ -171,6 +171,16 @@ public struct RTCPCompoundPacket: RTCPSerializable, Hashable {
                 throw .firstPacketNotReport(view.header.packetType)
             }
             if view.header.padding, view.range.upperBound != bytes.count { throw .paddingNotInLastPacket }
+            // A report too short for its SSRC and blocks (a 4-byte SR) is no report: SRTCP could not
+            // even protect it (found by the SRTP fuzz target).
+            let reportBlocks = Int(view.header.count)
+            switch view.header.packetType {
+            case .senderReport where view.bodyRange.count < SenderReport.minimumBodyLength(count: reportBlocks):
+                throw .senderReportLengthInvalid
+            case .receiverReport where view.bodyRange.count < ReceiverReport.minimumBodyLength(count: reportBlocks):
+                throw .receiverReportLengthInvalid
+            default: break
+            }
             isFirst = false
             try body(view)
         }

@@ -138,9 +138,12 @@ public struct SenderReport: RTCPSerializable, Hashable {
         self.profileExtension = profileExtension
     }
 
+    /// The shortest body an SR with `count` report blocks has (RFC 3550 §6.4.1): SSRC, sender info, blocks.
+    static func minimumBodyLength(count: Int) -> Int { senderInfoLength + count * ReportBlock.length }
+
     init(body: UnsafeRawBufferPointer, header: RTCPHeader) throws(RTCPError) {
         let count = Int(header.count)
-        guard body.count >= Self.senderInfoLength + count * ReportBlock.length else {
+        guard body.count >= Self.minimumBodyLength(count: count) else {
             throw .senderReportLengthInvalid
         }
         let (blocks, profileExtension) = ReportBlock.readBlocksAndExtension(body, at: Self.senderInfoLength,
@@ -185,9 +188,12 @@ public struct ReceiverReport: RTCPSerializable, Hashable {
         self.profileExtension = profileExtension
     }
 
+    /// The shortest body an RR with `count` report blocks has (RFC 3550 §6.4.2): SSRC, blocks.
+    static func minimumBodyLength(count: Int) -> Int { 4 + count * ReportBlock.length }
+
     init(body: UnsafeRawBufferPointer, header: RTCPHeader) throws(RTCPError) {
         let count = Int(header.count)
-        guard body.count >= 4 + count * ReportBlock.length else { throw .receiverReportLengthInvalid }
+        guard body.count >= Self.minimumBodyLength(count: count) else { throw .receiverReportLengthInvalid }
         let (blocks, profileExtension) = ReportBlock.readBlocksAndExtension(body, at: 4, count: count)
         self.init(ssrc: body.networkUInt32(at: 0), reportBlocks: blocks, profileExtension: profileExtension)
     }

@@ -26,6 +26,12 @@ import Testing
           0x81, 0xCB], false, .headerTruncated),                             // 2 stray bytes
         ([0x80, 0xC9, 0x00, 0x01, 0, 0, 0, 1,                                // RR
           0x41, 0xCB, 0x00, 0x01, 0, 0, 0, 1], false, .unsupportedVersion(1)),  // BYE with V=1
+        // Reports too short for their SSRC and blocks: validate refuses what parsing refuses (the
+        // 4-byte SR was found by the SRTP fuzz target: SRTCP cannot protect it).
+        ([0x81, 0xC8, 0x00, 0x00], false, .senderReportLengthInvalid),       // SR, RC=1, no body
+        ([0x80, 0xC8, 0x00, 0x01, 0, 0, 0, 1], false, .senderReportLengthInvalid),  // SR without sender info
+        ([0x81, 0xC9, 0x00, 0x01, 0, 0, 0, 1], false, .receiverReportLengthInvalid), // RR, RC=1, no block
+        ([0x80, 0xC9, 0x00, 0x00], true, .receiverReportLengthInvalid),      // RR without its SSRC
     ] as [([UInt8], Bool, RTCPError)])
     func malformedFraming(bytes: [UInt8], reducedSize: Bool, error: RTCPError) {
         #expect(throws: error) { try RTCPCompoundPacket(parsing: bytes, reducedSize: reducedSize) }
