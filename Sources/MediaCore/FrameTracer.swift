@@ -116,13 +116,13 @@ public struct FrameLatencies: Sendable {
 /// pts. One tracer follows one stream.
 ///
 /// Recording allocates nothing: a preallocated table of fixed-size records (open addressing on the
-/// RTP timestamp) under a `Mutex`, histograms allocated once. A frame's record is folded into the
+/// RTP timestamp) under a lock, histograms allocated once. A frame's record is folded into the
 /// histograms when it reaches `sink`, or when its slot is needed for a newer frame (a frame lost or
 /// never received, or a tracer used on one side only), and at `latencies()`. Costs nothing when off:
 /// nodes hold an optional tracer.
 public final class FrameTracer: Sendable {
     public let clock: any MediaClock
-    private let state: Mutex<TraceTable>
+    private let state: Locked<TraceTable>
     /// Per side (sending, receiving): clock rate << 32 | offset; 0 while unknown.
     private let sendingMapping = Atomic<UInt64>(0)
     private let receivingMapping = Atomic<UInt64>(0)
@@ -132,7 +132,7 @@ public final class FrameTracer: Sendable {
     /// A tracer for up to `capacity` frames in flight (rounded up to a power of two).
     public init(capacity: Int = 512, clock: any MediaClock = SystemClock()) {
         self.clock = clock
-        state = Mutex(TraceTable(capacity: capacity))
+        state = Locked(TraceTable(capacity: capacity))
     }
 
     /// The tracer's clock now: what `record` writes when given no time.

@@ -1,6 +1,5 @@
 import Glibc
 import MediaCore
-import Synchronization
 
 /// A bounded queue of datagrams between the loop thread (one writer) and one session's thread (one
 /// reader): fixed slots of `slotSize` bytes allocated once, MediaCore's `ConditionLock` (a mutex and
@@ -28,7 +27,7 @@ final class BundledPacketRing: @unchecked Sendable {
     private var count = 0
     private var closed = false
     private var counts = Counts()
-    private let reader = Mutex(())
+    private let reader = Locked(())
 
     init(slots: Int) {
         slotCount = max(1, slots)
