@@ -1,6 +1,6 @@
 import COpenH264
 import MediaCodecs
-import Synchronization
+import MediaCore
 
 /// Facts about the linked OpenH264, and the error mapping shared by its encoder and decoder.
 public enum OpenH264 {
@@ -57,7 +57,7 @@ public enum OpenH264 {
     /// Collects the messages OpenH264 logs at error level, so that a failure can carry them
     /// (instead of them going to stderr). OpenH264 may log from its own threads.
     final class Log: Sendable {
-        private let messages = Mutex<[String]>([])
+        private let messages = Locked<[String]>([])
 
         /// Forgets earlier messages, keeping the storage.
         func clear() { messages.withLock { $0.removeAll(keepingCapacity: true) } }

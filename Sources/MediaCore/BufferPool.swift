@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Storage for one frame's bytes, usually handed out by a `BufferPool`.
 ///
@@ -38,7 +37,7 @@ public final class FrameBuffer: @unchecked Sendable {
 /// growing, which tests and benchmarks check.
 public final class BufferPool: Sendable {
     public let name: String
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     private struct State: ~Copyable {
         var buffers: [FrameBuffer] = []

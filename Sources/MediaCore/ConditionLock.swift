@@ -5,11 +5,10 @@ import Glibc
 /// The graph runtime's queues and clocks block on it, and so do other modules' queues that a thread
 /// waits on (MediaPeer's packet rings); it is a thin owner of the pthread objects.
 public final class ConditionLock: @unchecked Sendable {
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let mutex = makeMutex()
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
 
     public init() {
-        pthread_mutex_init(mutex, nil)
         var attributes = pthread_condattr_t()
         pthread_condattr_init(&attributes)
         pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
@@ -19,9 +18,8 @@ public final class ConditionLock: @unchecked Sendable {
 
     deinit {
         pthread_cond_destroy(condition)
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
         condition.deallocate()
+        destroyMutex(mutex)
     }
 
     public func withLock<T>(_ body: () throws -> T) rethrows -> T {
@@ -42,6 +40,41 @@ public final class ConditionLock: @unchecked Sendable {
 
     /// Wakes every waiter; call with the lock held.
     public func broadcast() { pthread_cond_broadcast(condition) }
+}
+
+/// A value guarded by a mutex: what Sluice uses instead of `Synchronization.Mutex`.
+///
+/// `Synchronization.Mutex` on Linux takes a contended lock in the kernel (a priority-inheritance
+/// futex) from code that ThreadSanitizer does not see, so a value handed from one thread to another
+/// through a contended `Mutex` looked like a data race to it. A pthread mutex is intercepted by the
+/// sanitizer, and uncontended it costs the same atomic operation (BENCHMARKS.md has the hot path
+/// before and after).
+public final class Locked<Value: ~Copyable>: @unchecked Sendable {
+    @usableFromInline let mutex = makeMutex()
+    @usableFromInline var value: Value
+
+    public init(_ value: consuming sending Value) { self.value = value }
+
+    deinit { destroyMutex(mutex) }
+
+    /// Runs `body` on the value with the lock held.
+    @inlinable @inline(__always)
+    public func withLock<Result: ~Copyable, E: Error>(_ body: (inout sending Value) throws(E) -> sending Result) throws(E) -> sending Result {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&value)
+    }
+}
+
+@usableFromInline func makeMutex() -> UnsafeMutablePointer<pthread_mutex_t> {
+    let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    pthread_mutex_init(mutex, nil)
+    return mutex
+}
+
+func destroyMutex(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) {
+    pthread_mutex_destroy(mutex)
+    mutex.deallocate()
 }
 
 /// An OS thread that runs one closure; `join()` waits for it. Graph nodes get one each, because

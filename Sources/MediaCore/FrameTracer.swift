@@ -116,14 +116,14 @@ public struct FrameLatencies: Sendable {
 /// pts. One tracer follows one stream.
 ///
 /// Recording allocates nothing: a preallocated table of fixed-size records (open addressing on the
-/// RTP timestamp) under a `Mutex`, histograms allocated once. A frame's record is folded into the
+/// RTP timestamp) under a lock, histograms allocated once. A frame's record is folded into the
 /// histograms when its slot is needed for a newer frame, and read at `latencies()`; not when it
 /// reaches `sink`, because the sender records a frame's packets once they have all left, and the
 /// receiver may have shown the frame by then (a sending thread preempted between its last packet
 /// and its record). Costs nothing when off: nodes hold an optional tracer.
 public final class FrameTracer: Sendable {
     public let clock: any MediaClock
-    private let state: Mutex<TraceTable>
+    private let state: Locked<TraceTable>
     /// Per side (sending, receiving): clock rate << 32 | offset; 0 while unknown.
     private let sendingMapping = Atomic<UInt64>(0)
     private let receivingMapping = Atomic<UInt64>(0)
@@ -133,7 +133,7 @@ public final class FrameTracer: Sendable {
     /// A tracer for up to `capacity` frames in flight (rounded up to a power of two).
     public init(capacity: Int = 512, clock: any MediaClock = SystemClock()) {
         self.clock = clock
-        state = Mutex(TraceTable(capacity: capacity))
+        state = Locked(TraceTable(capacity: capacity))
     }
 
     /// The tracer's clock now: what `record` writes when given no time.

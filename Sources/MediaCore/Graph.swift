@@ -1,4 +1,3 @@
-import Synchronization
 
 /// An output of a node in a graph, typed by what it carries. Connect it to the input of one or
 /// more nodes added later (fan-out shares the items, not copies of their bytes).
@@ -33,7 +32,7 @@ public final class Graph: @unchecked Sendable {
     private var runners: [NodeRunner] = []
     private var built = false
     private var ran = false
-    private let running = Mutex<Running>(Running())
+    private let running = Locked<Running>(Running())
     /// Where threaded runs' nodes go.
     let scheduler: NodeScheduler
 

@@ -8,7 +8,7 @@ final class GraphRun: @unchecked Sendable {
     private let clockIsMonotonic: Bool
     private let stopping = Atomic<Bool>(false)
     private let remaining: Atomic<Int>
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     struct State {
         /// Every node of the run, until it ends (then the runners' references to the run are the
@@ -30,7 +30,7 @@ final class GraphRun: @unchecked Sendable {
         self.clock = clock
         clockIsMonotonic = clock is SystemClock
         remaining = Atomic(runners.count)
-        state = Mutex(State(runners: runners, onFinished: onFinished))
+        state = Locked(State(runners: runners, onFinished: onFinished))
     }
 
     var isStopping: Bool { stopping.load(ordering: .acquiring) }

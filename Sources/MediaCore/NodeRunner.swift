@@ -26,7 +26,7 @@ class NodeRunner: @unchecked Sendable {
     var outputFormat: MediaFormat?
     var isDone = false
 
-    private let mailbox = Mutex<[UpstreamEvent]>([])
+    private let mailbox = Locked<[UpstreamEvent]>([])
     private var pendingEvents: [UpstreamEvent] = []
     let itemsIn = Atomic<Int>(0)
     let itemsOut = Atomic<Int>(0)

@@ -1,5 +1,4 @@
 import MediaCore
-import Synchronization
 
 /// What an encoder node has done; the names are W3C webrtc-stats `RTCOutboundRtpStreamStats` members
 /// where one fits.
@@ -67,9 +66,9 @@ struct FrameRateWindow: Sendable, Hashable {
 
 /// A codec node's counters, written on the node's thread and read from any.
 final class CodecCounters<Value: Sendable>: Sendable {
-    private let value: Mutex<Value>
+    private let value: Locked<Value>
 
-    init(_ initial: Value) { value = Mutex(initial) }
+    init(_ initial: Value) { value = Locked(initial) }
 
     var snapshot: Value { value.withLock { $0 } }
 

@@ -82,7 +82,7 @@ public final class ReceiverGroup: Sendable {
         var stopped = false
         var synchronized = false
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init(afterGoodbye: ClockTime = .seconds(1), syncWait: ClockTime = .seconds(2)) {
         self.afterGoodbye = afterGoodbye

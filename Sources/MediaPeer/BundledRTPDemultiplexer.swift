@@ -1,5 +1,4 @@
-import Synchronization
-
+import MediaCore
 /// What one RTP session on a bundle takes: the keys the demultiplexer routes its packets by
 /// (RFC 8843 §9.2, RFC 9143 §9.2, simplified to one transport without MID header extensions).
 ///
@@ -84,7 +83,7 @@ public final class BundledRTPDemultiplexer: Sendable {
         var statistics = BundledDemultiplexerStatistics()
     }
 
-    private let table = Mutex(Table())
+    private let table = Locked(Table())
 
     public init() {}
 

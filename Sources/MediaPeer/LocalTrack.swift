@@ -141,7 +141,7 @@ extension AudioFrame: Blankable {
 /// source is shifted to go on one frame after the last item of the one before, so that RTP
 /// timestamps keep rising (RFC 3550 §5.1) and the receiver's jitter buffer keeps its timing.
 final class SendTimeline: Sendable {
-    private let last = Mutex<MediaTime?>(nil)
+    private let last = Locked<MediaTime?>(nil)
 
     /// The shift that puts `first`, the first item of a new source, one `step` after the last item sent.
     func offset(forFirst first: MediaTime, step: MediaTime) -> MediaTime {

@@ -10,7 +10,6 @@ import MediaSDP
 import MediaSRTP
 import MediaSTUN
 import MediaTransport
-import Synchronization
 
 /// A WebRTC peer connection (webrtc-pc §4.4, JSEP RFC 8829) in the shape libwebrtc's users know:
 /// tracks added, offer and answer as SDP text, trickled candidates, state events, statistics.
@@ -107,7 +106,7 @@ public final class PeerConnection: @unchecked Sendable {
     public let certificate: DTLSCertificate
 
     private let eventSink: AsyncStream<Event>.Continuation
-    private let state = Mutex(Negotiation())
+    private let state = Locked(Negotiation())
     private let dataChannelObserver = ObserverSlot<PeerDataChannel>()
     private let demultiplexer = BundledRTPDemultiplexer()
     private let streamID = UUID().uuidString.lowercased()

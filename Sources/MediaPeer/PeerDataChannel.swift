@@ -1,6 +1,5 @@
 import MediaCore
 import MediaSCTP
-import Synchronization
 
 /// A data channel of a peer connection (W3C `RTCDataChannel`, RFC 8831): made by
 /// `PeerConnection.createDataChannel` or opened by the peer (`PeerConnection.Event.dataChannel`).
@@ -29,7 +28,7 @@ public final class PeerDataChannel: @unchecked Sendable {
     public let events: AsyncStream<Event>
     private let sink: AsyncStream<Event>.Continuation
     private let observer = ObserverSlot<Event>()
-    private let state = Mutex<(id: UInt16?, state: DataChannelState, channels: PeerDataChannelLoop?)>((nil, .connecting, nil))
+    private let state = Locked<(id: UInt16?, state: DataChannelState, channels: PeerDataChannelLoop?)>((nil, .connecting, nil))
 
     init(label: String, options: DataChannelOptions) {
         self.label = label

@@ -5,7 +5,6 @@ import MediaNegotiation
 import MediaNodes
 import MediaRTP
 import MediaTransport
-import Synchronization
 
 /// A transceiver's graph, running on the shared workers until it ends or `stop()` cancels it. A
 /// graph not yet built is built first on a short-lived thread (a receiver's build waits for its
@@ -13,7 +12,7 @@ import Synchronization
 final class RunningPipeline: @unchecked Sendable {
     let graph: Graph
     private let done = DispatchSemaphore(value: 0)
-    private let outcome = Mutex<Result<GraphReport, any Error>?>(nil)
+    private let outcome = Locked<Result<GraphReport, any Error>?>(nil)
 
     init(graph: Graph, built: Bool = false) {
         self.graph = graph
@@ -49,7 +48,7 @@ public final class PeerSender: @unchecked Sendable {
     /// Retransmissions' SSRC (RFC 4588), used when the peer accepts RTX.
     public let rtxSSRC = UInt32.random(in: 1...UInt32.max)
     private unowned let connection: PeerConnection
-    private let state: Mutex<Sending>
+    private let state: Locked<Sending>
     private let timeline = SendTimeline()
 
     private struct Sending: @unchecked Sendable {
@@ -65,7 +64,7 @@ public final class PeerSender: @unchecked Sendable {
     init(track: LocalTrack, connection: PeerConnection) {
         kind = track.kind
         self.connection = connection
-        state = Mutex(Sending(track: track))
+        state = Locked(Sending(track: track))
     }
 
     public var track: LocalTrack { state.withLock { $0.track } }
@@ -189,7 +188,7 @@ public final class RemoteTrack: @unchecked Sendable {
     public let ssrc: UInt32?
     private let stream: RTPReceiveStream
     private unowned let connection: PeerConnection
-    private let running = Mutex(Running())
+    private let running = Locked(Running())
 
     private struct Running: @unchecked Sendable {
         var pipeline: RunningPipeline?

@@ -38,7 +38,7 @@ public final class PeerTransportLoop: @unchecked Sendable {
     /// The bases, in the order of the sockets: the addresses the host candidates carry.
     public let localBases: [TransportAddress]
     private let sockets: [UDPSocket]
-    private let transport: Mutex<TransportBox>
+    private let transport: Locked<TransportBox>
     private let handlers: Handlers
     private let waker: EventWaker
     private let clock = SystemClock()
@@ -66,7 +66,7 @@ public final class PeerTransportLoop: @unchecked Sendable {
             }
             return base
         }
-        self.transport = Mutex(TransportBox(core: transport))
+        self.transport = Locked(TransportBox(core: transport))
         self.handlers = handlers
         waker = try EventWaker()
     }

@@ -3,7 +3,6 @@ import MediaCodecs
 import MediaCore
 import MediaNegotiation
 import MediaNodes
-import Synchronization
 
 /// One local track encoded once for many peer connections (the viewers of a `sluice serve` WHEP
 /// source): the track's pipeline (source ─▶ enabled gate ─▶ encoder) runs once, and each viewer's
@@ -19,10 +18,10 @@ public final class SharedEncoding: @unchecked Sendable {
     public let format: MediaFormat
     private let graph: Graph
     private let encoder: any MediaNode
-    private let subscribers = Mutex<[ObjectIdentifier: SharedEncodingQueue]>([:])
+    private let subscribers = Locked<[ObjectIdentifier: SharedEncodingQueue]>([:])
     private let encoderStatisticsOf: () -> EncoderStatistics
     private var pipeline: RunningPipeline?
-    private let lock = Mutex(false)
+    private let lock = Locked(false)
 
     /// Builds the pipeline of `track` for `codec` now (a source that cannot be opened throws here),
     /// and starts it.

@@ -1,7 +1,6 @@
 import MediaCore
 import MediaRTP
 import MediaSRTP
-import Synchronization
 
 /// The receiving end of one RTP stream (RFC 3550) over a datagram transport (`RTPDatagramTransport`:
 /// UDP with optional SDES SRTP, or a peer's bundled ICE + DTLS-SRTP transport): packets from the
@@ -107,10 +106,10 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
     private static var earlyReportLimit: Int { 4 }
     /// The RTP timestamp of pts zero of the frames handed out, from the first one.
     private var ptsOrigin: UInt32?
-    private let publishedOrigin = Mutex<Double?>(nil)
+    private let publishedOrigin = Locked<Double?>(nil)
     private var nextReport: ClockTime?
     private var counts = RTPReceiveStatistics()
-    private let published = Mutex(RTPReceiveStatistics())
+    private let published = Locked(RTPReceiveStatistics())
 
     /// Binds the UDP sockets the configuration describes (`UDPRTPTransport(receiving:)`); packets
     /// that arrive before the first `next(until:)` wait in the kernel.

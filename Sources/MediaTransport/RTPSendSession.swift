@@ -84,10 +84,10 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
     public private(set) var tracer: FrameTracer?
     private let clock: any MediaClock
     /// Lock order: `outgoing`, then `heard`. Every send to the transport happens under `outgoing`.
-    private let outgoing: Mutex<Outgoing>
-    private let heard = Mutex(RTPSendStatistics())
+    private let outgoing: Locked<Outgoing>
+    private let heard = Locked(RTPSendStatistics())
     /// The receivers (reporting SSRCs) heard from, the latest `ReceiversHeard.capacity` of them.
-    private let receivers: Mutex<ReceiversHeard>
+    private let receivers: Locked<ReceiversHeard>
     private let stopping = Atomic<Bool>(false)
     private var rtcpThread: WorkerThread?
     private var closed = false
@@ -128,9 +128,9 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
         let overhead = transport.rtpOverhead
         let protectBuffer = overhead > 0
             ? UnsafeMutableRawBufferPointer.allocate(byteCount: sender.maxPacketSize + overhead, alignment: 16) : nil
-        outgoing = Mutex(Outgoing(sender: sender, protectBuffer: protectBuffer))
+        outgoing = Locked(Outgoing(sender: sender, protectBuffer: protectBuffer))
         // The stream starts with a keyframe: receivers heard within the first interval had it.
-        receivers = Mutex(ReceiversHeard(lastKeyframe: clock.now))
+        receivers = Locked(ReceiversHeard(lastKeyframe: clock.now))
     }
 
     deinit {

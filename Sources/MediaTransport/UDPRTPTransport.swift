@@ -1,7 +1,6 @@
 import MediaCore
 import MediaRTP
 import MediaSRTP
-import Synchronization
 
 /// RTP over a UDP socket pair (`RTPSessionSockets`: one port with RTCP multiplexed, RFC 5761, or
 /// RTCP on a port of its own, RFC 3550 §11), protected with SDES keys when `SRTPParameters` are
@@ -29,7 +28,7 @@ public final class UDPRTPTransport: RTPDatagramTransport, @unchecked Sendable {
     private var heardRTCP = false
     private let outbound: SRTPSession?
     private let inbound: SRTPSession?
-    private let impairer: Mutex<NetworkImpairment<[UInt8]>?>
+    private let impairer: Locked<NetworkImpairment<[UInt8]>?>
     private let impaired: Bool
     private var datagram: [UInt8]
 
@@ -44,7 +43,7 @@ public final class UDPRTPTransport: RTPDatagramTransport, @unchecked Sendable {
         self.learnsRemote = learnsRemote
         self.receivesRTP = receivesRTP
         (outbound, inbound) = try srtp?.sessions() ?? (nil, nil)
-        impairer = Mutex(impairment.map { NetworkImpairment(profile: $0) })
+        impairer = Locked(impairment.map { NetworkImpairment(profile: $0) })
         impaired = impairment != nil
         datagram = [UInt8](repeating: 0, count: 65_536)
     }

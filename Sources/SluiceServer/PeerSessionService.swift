@@ -5,7 +5,6 @@ import MediaCore
 import MediaNegotiation
 import MediaNodes
 import MediaPeer
-import Synchronization
 
 /// Answers WHEP and WHIP offers with peer connections: the `WebRTCSessionHandler` of `sluice serve`.
 ///
@@ -48,8 +47,8 @@ public final class PeerSessionService: WebRTCSessionHandler, @unchecked Sendable
     /// What the sessions negotiate: a source's viewers are offered its encodings' codecs only.
     public let registry: CodecRegistry
     public let capabilities: [CodecCapability]
-    private let recordings = Mutex<[String: Int]>([:])
-    private let recorded = Mutex<[String]>([])
+    private let recordings = Locked<[String: Int]>([:])
+    private let recorded = Locked<[String]>([])
 
     public init(configuration: Configuration, registry: CodecRegistry, capabilities: [CodecCapability]) {
         self.configuration = configuration

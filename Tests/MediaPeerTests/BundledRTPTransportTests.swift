@@ -78,7 +78,7 @@ private func drained(_ ring: BundledPacketRing) -> [(bytes: [UInt8], rtcp: Bool)
     /// A drain with no deadline waits until `close()`, which ends it (nil).
     @Test func closeEndsAWaitingDrain() {
         let ring = BundledPacketRing(slots: 2)
-        let result = Mutex<Int??>(nil)
+        let result = Locked<Int??>(nil)
         let waiter = WorkerThread { result.withLock { $0 = .some(ring.drain(until: nil) { _, _ in }) } }
         ring.close()
         waiter.join()
@@ -189,8 +189,8 @@ private final class ConnectedPair: Sendable {
 
     /// What the loops' handlers share: each side's state, and each side's loop for the other's candidates.
     private final class Shared: Sendable {
-        let states = Mutex<[Bool: PeerTransport.State]>([:])
-        let loops = Mutex<[Bool: PeerTransportLoop]>([:])
+        let states = Locked<[Bool: PeerTransport.State]>([:])
+        let loops = Locked<[Bool: PeerTransportLoop]>([:])
     }
 
     init() throws {
@@ -289,7 +289,7 @@ private final class ConnectedPair: Sendable {
             return true
         })
         #expect(delivered == [rtp(payloadType: 96, ssrc: 7)])
-        let ended = Mutex<Bool?>(nil)
+        let ended = Locked<Bool?>(nil)
         let waiter = WorkerThread {
             do {
                 _ = try transport.receive(timeout: nil) { _ in true }

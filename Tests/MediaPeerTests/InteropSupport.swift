@@ -26,10 +26,10 @@ struct ArrivedPacket: Sendable {
 
 /// What the loop's handlers saw, with times on the system clock.
 final class InteropRecord: Sendable {
-    let states = Mutex<[(state: PeerTransport.State, at: ClockTime)]>([])
-    let failures = Mutex<[PeerTransportError]>([])
-    let localCandidates = Mutex<[ICECandidate]>([])
-    let packets = Mutex<[ArrivedPacket]>([])
+    let states = Locked<[(state: PeerTransport.State, at: ClockTime)]>([])
+    let failures = Locked<[PeerTransportError]>([])
+    let localCandidates = Locked<[ICECandidate]>([])
+    let packets = Locked<[ArrivedPacket]>([])
 
     var lastState: PeerTransport.State? { states.withLock { $0.last?.state } }
 
@@ -146,7 +146,7 @@ func decodeVP8(_ packets: [ArrivedPacket]) throws -> [VideoFrame] {
 final class ReceiverReports: Sendable {
     private final class Flags: Sendable {
         let stopped = Atomic<Bool>(false)
-        let done = Mutex<Bool>(false)
+        let done = Locked<Bool>(false)
     }
 
     private let flags = Flags()

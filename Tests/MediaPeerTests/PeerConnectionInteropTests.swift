@@ -4,7 +4,6 @@
 /// what Sluice received is decoded and counted. Bounded like the other interop calls.
 import Foundation
 import MediaICE
-import Synchronization
 import MediaCore
 import MediaPeer
 import Sluice
@@ -242,7 +241,7 @@ extension InteropTests {
 
 /// What a data channel echoed, readable from the test's thread.
 final class Echoed: Sendable {
-    let texts = Mutex<[String]>([])
+    let texts = Locked<[String]>([])
 }
 
 extension InteropTests {
@@ -366,7 +365,7 @@ extension InteropTests {
         defer { peer.kill() }
         let connection = try PeerConnectionFactory().makePeerConnection(.init(localAddresses: ["127.0.0.1:0"], includeLoopback: true))
         defer { connection.close() }
-        let echoes = Mutex<[String: Int]>([:])
+        let echoes = Locked<[String: Int]>([:])
         connection.onDataChannel = { channel in
             channel.onEvent = { [weak channel] event in
                 guard case .message(let message) = event, let channel else { return }

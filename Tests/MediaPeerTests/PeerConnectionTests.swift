@@ -5,7 +5,6 @@ import MediaPeer
 import MediaSCTP
 import MediaSDP
 import Sluice
-import Synchronization
 import Testing
 import TestSupport
 
@@ -14,7 +13,7 @@ import TestSupport
 final class TrackCollector<Item: MediaPayload>: MediaSink, @unchecked Sendable {
     let name = "track-collector"
     private let keeping: Int
-    private let state = Mutex<(count: Int, kept: [Item], lumas: [Double])>((0, [], []))
+    private let state = Locked<(count: Int, kept: [Item], lumas: [Double])>((0, [], []))
 
     init(keeping: Int = 0) { self.keeping = keeping }
 
@@ -316,7 +315,7 @@ struct PeerConnectionTests {
     /// `events` could wait long for Swift's cooperative pool while synchronous tests hold it),
     /// readable from the test's thread.
     final class ChannelRecord: Sendable {
-        let events = Mutex<[PeerDataChannel.Event]>([])
+        let events = Locked<[PeerDataChannel.Event]>([])
 
         init(_ channel: PeerDataChannel) {
             channel.onEvent = { [self] event in events.withLock { $0.append(event) } }

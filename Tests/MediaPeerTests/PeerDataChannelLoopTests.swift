@@ -6,15 +6,14 @@ import MediaICE
 import MediaPeer
 import MediaSCTP
 import MediaTransport
-import Synchronization
 import TestSupport
 import Testing
 
 /// One side: its loop and channels, set once made, and what its channels reported.
 private final class ChannelSide: Sendable {
-    let loop = Mutex<PeerTransportLoop?>(nil)
-    let channels = Mutex<PeerDataChannelLoop?>(nil)
-    let events = Mutex<[DataChannelEvent]>([])
+    let loop = Locked<PeerTransportLoop?>(nil)
+    let channels = Locked<PeerDataChannelLoop?>(nil)
+    let events = Locked<[DataChannelEvent]>([])
 
     func messages(on id: UInt16) -> [DataChannelMessage] {
         events.withLock { $0.compactMap { if case .message(id, let message) = $0 { message } else { nil } } }

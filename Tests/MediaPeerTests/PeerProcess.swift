@@ -3,7 +3,7 @@
 /// stdout, logs on stderr. Every wait is bounded and the process is killed when the test ends.
 import Foundation
 import Glibc
-import Synchronization
+import MediaCore
 
 /// Where the peers live: `tools/peers` of this checkout, with the venv `tools/peers/setup` makes
 /// (or `SLUICE_PEERS_VENV`).
@@ -47,7 +47,7 @@ enum PeerProcessError: Error, CustomStringConvertible {
 
 /// Bytes a reader thread appends to.
 final class ByteSink: Sendable {
-    let bytes = Mutex<[UInt8]>([])
+    let bytes = Locked<[UInt8]>([])
 }
 
 /// One running peer script.

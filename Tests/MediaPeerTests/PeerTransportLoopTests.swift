@@ -7,14 +7,13 @@ import MediaICE
 import MediaPeer
 import MediaSTUN
 import MediaTransport
-import Synchronization
 import Testing
 
 /// What one side's handlers saw.
 private final class Observed: Sendable {
-    let states = Mutex<[PeerTransport.State]>([])
-    let rtp = Mutex<[[UInt8]]>([])
-    let rtcp = Mutex<Int>(0)
+    let states = Locked<[PeerTransport.State]>([])
+    let rtp = Locked<[[UInt8]]>([])
+    let rtcp = Locked<Int>(0)
 
     var lastState: PeerTransport.State? { states.withLock { $0.last } }
 
@@ -31,7 +30,7 @@ private final class Observed: Sendable {
 
 /// The loop of the other side, set once both exist: candidates trickle to it.
 private final class Peer: Sendable {
-    let loop = Mutex<PeerTransportLoop?>(nil)
+    let loop = Locked<PeerTransportLoop?>(nil)
 }
 
 @Suite(.serialized) struct PeerTransportLoopTests {

@@ -8,7 +8,6 @@ import MediaICE
 import MediaPeer
 import MediaSTUN
 import MediaTransport
-import Synchronization
 import Testing
 import TestSupport
 
@@ -16,10 +15,10 @@ import TestSupport
 struct PeerTransportRelayTests {
     /// What one side's handlers saw, and the loop its candidates go to.
     private final class Seen: Sendable {
-        let states = Mutex<[PeerTransport.State]>([])
-        let turnFailures = Mutex<[String]>([])
-        let rtp = Mutex<[[UInt8]]>([])
-        let other = Mutex<PeerTransportLoop?>(nil)
+        let states = Locked<[PeerTransport.State]>([])
+        let turnFailures = Locked<[String]>([])
+        let rtp = Locked<[[UInt8]]>([])
+        let other = Locked<PeerTransportLoop?>(nil)
     }
 
     /// One side of a relay-only call.

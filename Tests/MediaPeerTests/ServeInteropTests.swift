@@ -6,7 +6,6 @@ import MediaCore
 import MediaPeer
 import Sluice
 import SluiceServer
-import Synchronization
 import Testing
 import TestSupport
 
@@ -25,7 +24,7 @@ final class ServeFixture: @unchecked Sendable {
             configuration: .init(sources: ["clip": encodings], recordDirectory: recordDirectory,
                                  peer: PeerConnection.Configuration(localAddresses: ["127.0.0.1:0"], includeLoopback: true)),
             registry: registry, capabilities: registry.capabilities)
-        let bound = Mutex<Int?>(nil)
+        let bound = Locked<Int?>(nil)
         let server = WebRTCHTTPServer(handler: service, configuration: .init(host: "127.0.0.1", port: 0))
         task = Task.detached { try await server.run { port in bound.withLock { $0 = port } } }
         guard eventually(seconds: 10, { bound.withLock { $0 } != nil }) else {
@@ -206,7 +205,7 @@ extension InteropTests {
             process.standardError = FileHandle.nullDevice
             try process.run()
             defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
-            let printed = Mutex("")
+            let printed = Locked("")
             let reader = Thread {
                 while case let data = output.fileHandleForReading.availableData, !data.isEmpty {
                     printed.withLock { $0 += String(decoding: data, as: UTF8.self) }

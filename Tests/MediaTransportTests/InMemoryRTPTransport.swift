@@ -1,7 +1,6 @@
 import MediaCore
 import MediaRTP
 import MediaSRTP
-import Synchronization
 
 @testable import MediaTransport
 
@@ -13,7 +12,7 @@ import Synchronization
 final class InMemoryRTPTransport: RTPDatagramTransport, @unchecked Sendable {
     let name: String
     private weak var peer: InMemoryRTPTransport?
-    private let state: Mutex<State>
+    private let state: Locked<State>
     private let outbound: SRTPSession?
     private let inbound: SRTPSession?
 
@@ -25,7 +24,7 @@ final class InMemoryRTPTransport: RTPDatagramTransport, @unchecked Sendable {
 
     private init(name: String, impairment: ImpairmentProfile?, srtp: SRTPParameters?) throws {
         self.name = name
-        state = Mutex(State(impairment: impairment.map { NetworkImpairment(profile: $0) }))
+        state = Locked(State(impairment: impairment.map { NetworkImpairment(profile: $0) }))
         (outbound, inbound) = try srtp?.sessions() ?? (nil, nil)
     }
 

@@ -37,8 +37,8 @@ import TestSupport
         private let kinds: [Garbage]
         private let perPacket: Int
         private let stopped = Atomic(false)
-        private let counts = Mutex([Garbage: Int]())
-        private let earlyCounts = Mutex([Garbage: Int]())
+        private let counts = Locked([Garbage: Int]())
+        private let earlyCounts = Locked([Garbage: Int]())
         private var thread: WorkerThread?
 
         init(kinds: [Garbage], perPacket: Int) throws {
@@ -352,7 +352,7 @@ import TestSupport
                 sent.store(count, ordering: .relaxed)
             }
             let floodStart = Date()
-            let samples = Mutex([(Double, Int)]())
+            let samples = Locked([(Double, Int)]())
             let sampler = WorkerThread {
                 while !stop.load(ordering: .relaxed), let kib = Self.residentKiB(pid) {
                     samples.withLock { $0.append((Date().timeIntervalSince(floodStart), kib)) }

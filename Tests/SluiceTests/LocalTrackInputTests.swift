@@ -87,7 +87,7 @@ final class CountingSink<Item: MediaPayload>: MediaSink, @unchecked Sendable {
     let name = "counter"
     var inputCaps: Caps { Item.self == VideoFrame.self ? Caps.anyVideo : Caps.anyAudio }
     private let counter = Atomic<Int>(0)
-    private let started = Mutex<MediaFormat?>(nil)
+    private let started = Locked<MediaFormat?>(nil)
 
     var count: Int { counter.load(ordering: .relaxed) }
     var format: MediaFormat? { started.withLock { $0 } }
@@ -99,7 +99,7 @@ final class CountingSink<Item: MediaPayload>: MediaSink, @unchecked Sendable {
 
 /// The outcome of a graph started in a test, once it is there.
 final class OutcomeBox: Sendable {
-    private let outcome = Mutex<Result<GraphReport, any Error>?>(nil)
+    private let outcome = Locked<Result<GraphReport, any Error>?>(nil)
     var isSet: Bool { outcome.withLock { $0 != nil } }
     func set(_ result: Result<GraphReport, any Error>) { outcome.withLock { $0 = result } }
 }

@@ -1,6 +1,5 @@
 import Foundation
 import Sluice
-import Synchronization
 import Testing
 import TestSupport
 
@@ -10,7 +9,7 @@ import TestSupport
 @Suite(.serialized) struct RTPStreamingTests {
     /// Runs `receiver` on a thread of its own while `send` runs here; returns the receiver's outcome.
     static func stream(into receiver: RTPReceivePipeline, send: () throws -> Void) throws -> GraphReport {
-        let outcome = Mutex<Result<GraphReport, any Error>?>(nil)
+        let outcome = Locked<Result<GraphReport, any Error>?>(nil)
         let thread = WorkerThread { outcome.withLock { $0 = Result { try receiver.run() } } }
         try send()
         thread.join()

@@ -4,7 +4,6 @@ import BenchLoops
 import CSluiceShims
 import Foundation
 import Sluice
-import Synchronization
 
 /// One send+receive stream over 127.0.0.1, with the W3C statistics of both ends.
 struct LoopbackCall {
@@ -55,7 +54,7 @@ struct LoopbackCall {
     /// Starts every call's sender and receiver on the shared scheduler (a receiver is built first on
     /// a short-lived thread: it waits for its first keyframe), runs `probe`, and waits for all.
     static func run(_ calls: [LoopbackCall], whileRunning probe: () -> Void = {}) throws {
-        let failures = Mutex<[String]>([])
+        let failures = Locked<[String]>([])
         let ended = DispatchGroup()
         let end: @Sendable (String, Result<GraphReport, any Error>) -> Void = { side, result in
             if case .failure(let error) = result { failures.withLock { $0.append("\(side): \(error)") } }
