@@ -26,7 +26,9 @@ final class ServeFixture: @unchecked Sendable {
             registry: registry, capabilities: registry.capabilities)
         let bound = Locked<Int?>(nil)
         let server = WebRTCHTTPServer(handler: service, configuration: .init(host: "127.0.0.1", port: 0))
-        task = Task.detached { try await server.run { port in bound.withLock { $0 = port } } }
+        // On threads of its own: Swift's cooperative pool is held by the parallel run's synchronous tests
+        // (WHIPPipelineTests run there), and a server waiting for it does not start.
+        task = Task(executorPreference: DedicatedThreadsExecutor.shared) { try await server.run { port in bound.withLock { $0 = port } } }
         guard eventually(seconds: 10, { bound.withLock { $0 } != nil }) else {
             task.cancel()
             throw FixtureError(description: "the WHEP/WHIP server did not start")

@@ -369,7 +369,10 @@ import TestSupport
             let seconds = try ContainerTranscodeTests.duration(output)
             #expect(abs(seconds - 4.0) < 0.15, "\(seconds) s")
             #expect(try ContainerTranscodeTests.decodesCleanly(output))
-            let offsets = try AVSyncTests.offsets(in: output, scratch: dir)
+            // Encoding live, ffmpeg's sender reports carry its VP8 encoder's start-up delay, which
+            // grows with the machine's load (100 ms seen at a load average of 10): the video is placed
+            // that much after the audio, so its flashes land that much late in the file.
+            let offsets = try AVSyncTests.offsets(in: output, scratch: dir, flashTolerance: sending == "copy" ? 0.1 : 0.25)
             print("ffmpeg A+V (\(sending)) into \(name): beep minus flash \(offsets.map { Int(($0 * 1000).rounded()) }) ms")
             for offset in offsets {
                 if sending == "encode" {
