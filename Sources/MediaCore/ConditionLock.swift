@@ -97,8 +97,33 @@ public final class WorkerThread: @unchecked Sendable {
 
     public func join() { pthread_join(thread, nil) }
 
+    /// Runs `body` on a new thread whose nice value is `niceness` above the caller's (at most 19)
+    /// and returns its result. Threads that `body` starts (a codec's workers) inherit that
+    /// priority; the caller's stays as it was, since an unprivileged process may lower a thread's
+    /// priority but never raise it back.
+    public static func atLowerPriority<T>(by niceness: Int32, _ body: () throws -> T) throws -> T {
+        try withoutActuallyEscaping(body) { body in
+            let outcome = Outcome(body)
+            let thread = WorkerThread {
+                // PRIO_PROCESS (0) with who 0 is the calling thread on Linux, where nice is per thread.
+                let which = __priority_which_t(0)
+                setpriority(which, 0, min(19, getpriority(which, 0) + niceness))
+                outcome.result = Result { try outcome.body() }
+            }
+            thread.join()
+            return try outcome.result!.get()
+        }
+    }
+
     /// Starts a thread nobody joins; its resources go when it ends.
     static func detached(_ body: @escaping @Sendable () -> Void) {
         pthread_detach(WorkerThread(body).thread)
     }
+}
+
+/// What `WorkerThread.atLowerPriority` hands to its thread and back (the join orders the accesses).
+private final class Outcome<T>: @unchecked Sendable {
+    let body: () throws -> T
+    var result: Result<T, any Error>?
+    init(_ body: @escaping () throws -> T) { self.body = body }
 }

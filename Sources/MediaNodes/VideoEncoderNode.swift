@@ -11,6 +11,8 @@ public final class VideoEncoderNode: MediaTransform {
     public let name: String
     public let provider: any VideoEncoderProvider
     public private(set) var settings: VideoEncoderSettings
+    /// A thread of its own when the encoder runs on more than one (see `NodeExecution.ownThread`).
+    public var execution: NodeExecution { settings.threads > 1 ? .ownThread : .shared }
     private var encoder: (any VideoEncoder)?
     private var format: VideoFormat?
     private var keyframePending = false

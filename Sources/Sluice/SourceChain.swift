@@ -63,6 +63,8 @@ final class SourceChain: @unchecked Sendable {
         let compressed = try encodedVideo(into: graph)
         let decoder = VideoDecoderNode(try registry.videoDecoder(for: compressed.codec, named: options.decoderName),
                                        threads: options.threads)
+        // Read as fast as possible, the file feeds an encoder or a file: the encoder sets the pace.
+        decoder.lowPriorityThreads = options.pacing == .asFastAsPossible
         decoderStatistics = { (decoder.corruptFrames, decoder.skippedFrames, decoder.firstError) }
         lastNode = decoder
         return graph.add(decoder, input: compressed.port)
