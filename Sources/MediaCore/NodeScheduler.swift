@@ -213,9 +213,11 @@ final class NodeScheduler: @unchecked Sendable {
                 worker.streak += 1
                 runner = next
             } else {
-                // Let the shared queue go first now and then.
-                share(worker)
+                // Let the shared queue go first now and then, if anything waits there: handing this
+                // worker's own nodes to it otherwise only wakes another worker to take them.
                 worker.streak = 0
+                if !worker.local.isEmpty && locked({ ready.isEmpty }) { continue }
+                share(worker)
                 guard let taken = takeReady(retiring: retiring, worker) else { break }
                 runner = taken
             }
