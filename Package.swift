@@ -146,9 +146,10 @@ let package = Package(
         // SDP offer/answer (RFC 3264): codec capabilities as values, per-codec fmtp matching, resolution
         // and frame-rate choice. Pure logic over MediaSDP; capabilities come in as values, no codec library.
         .target(name: "MediaNegotiation", dependencies: ["MediaCore", "MediaSDP"]),
-        // SRTP and SRTCP (RFC 3711, RFC 7714) through libsrtp2: profiles, key material (SDES keys from
-        // MediaSDP's a=crypto), sessions that protect packets in place.
-        .target(name: "MediaSRTP", dependencies: ["CSRTP", "MediaSDP"]),
+        // SRTP and SRTCP (RFC 3711, RFC 7714) on OpenSSL's EVP (the default) or libsrtp2 (the reference,
+        // and with an MKI): profiles, key material (SDES keys from MediaSDP's a=crypto), sessions that
+        // protect packets in place.
+        .target(name: "MediaSRTP", dependencies: ["CSRTP", "CSSL", "MediaSDP"]),
         // Sockets (UDP over the POSIX calls) and RTP sessions over any datagram transport (UDP with SDES SRTP,
         // or the peer's bundled one): sending, receiving, RTCP.
         .target(name: "MediaTransport", dependencies: ["MediaCore", "MediaRTP", "MediaSRTP"]),

@@ -1,11 +1,11 @@
-// The RTP send and receive paths with SRTP as the RTP sessions run them, and bare libsrtp2 over the same
-// packets: the comparison of Sluice's SRTP media path with libsrtp2 alone.
-import CSRTP
+// The RTP send and receive paths with SRTP as the RTP sessions run them, SRTP alone over the same packets,
+// and the bound HMAC-SHA1 puts on an AES-CM profile: what pipebench's rtp.* and srtp.* compare.
 import MediaCore
 import MediaRTP
 import MediaSRTP
+import CSSL
 
-/// Sluice's SRTP send and receive paths over the synthetic VP8 stream, and libsrtp2 alone over its packets.
+/// Sluice's SRTP send and receive paths over the synthetic VP8 stream, and SRTP alone over its packets.
 public enum SRTPPaths {
     /// The send path as `RTPSendSession` runs it: VP8 frames through `RTPSender`, each packet copied into
     /// one buffer and protected there (the history keeps it plain). Returns the SRTP bytes of `count` packets.
@@ -66,20 +66,40 @@ public enum SRTPPaths {
         return released
     }
 
-    /// libsrtp2 alone on the same work: each of the first `count` of `packets` copied into one buffer
-    /// and transformed there by `transform` (BareSRTP.protect or .unprotect on a session of the right
-    /// direction). Returns the bytes out.
-    public static func bare(_ packets: PacketList, count: Int, session: srtp_t,
-                            _ transform: (srtp_t, UnsafeMutableRawBufferPointer, Int) -> Int) -> Int {
+    /// SRTP alone on the same work as the paths: each of the first `count` of `packets` copied into one
+    /// buffer and transformed there by `transform` (an SRTPSession's protect or unprotect). Returns the
+    /// bytes out.
+    public static func alone(_ packets: PacketList, count: Int,
+                             _ transform: (UnsafeMutableRawBufferPointer, Int) -> Int) -> Int {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 16)
         defer { buffer.deallocate() }
         var total = 0
         packets.bytes.withUnsafeBytes { raw in
             for range in packets.ranges.prefix(count) {
                 buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[range]))
-                total &+= transform(session, buffer, range.count)
+                total &+= transform(buffer, range.count)
             }
         }
         return total
+    }
+
+    /// Packets per second that HMAC-SHA1 alone allows when each authenticates `bytes`, with the key's
+    /// padded states computed once as the OpenSSL implementation does (the best of six tenths of a
+    /// second): the bound on an AES-CM profile's packet rate, whatever the cipher costs.
+    public static func hashBound(bytes: Int) -> Double {
+        let data = [UInt8](repeating: 0xA5, count: bytes), key = [UInt8](repeating: 0x5A, count: 20)
+        var state = sluice_hmac_sha1_key()
+        sluice_hmac_sha1_key_init(&state, key, key.count)
+        var mac = [UInt8](repeating: 0, count: 20)
+        // The best of six tenths of a second: a bound, so the least disturbed try.
+        return (0..<6).map { _ in
+            let start = SystemClock().now
+            var count = 0
+            while (SystemClock().now - start).seconds < 0.1 {
+                for _ in 0..<500 { sluice_hmac_sha1(&state, data, data.count, nil, 0, &mac) }
+                count += 500
+            }
+            return Double(count) / (SystemClock().now - start).seconds
+        }.max()!
     }
 }

@@ -16,7 +16,10 @@ public enum SRTPError: Error, Sendable, Hashable, CustomStringConvertible {
     case invalidReplayWindow(Int)
     /// `protect` on a receiving session or `unprotect` on a sending one.
     case wrongDirection
-    /// Any other libsrtp failure: `code` is its `srtp_err_status_t`, `operation` the call.
+    /// The packet is too short for its header, CSRCs, extension, index or tag (RFC 3550 §5.1, RFC 3711 §3.1).
+    case malformed(String)
+    /// Any other library failure: `code` is libsrtp's `srtp_err_status_t` or OpenSSL's error code,
+    /// `operation` the call.
     case library(code: Int32, operation: String)
 
     /// libsrtp's status code behind this error, nil when Sluice found the fault before calling it.
@@ -25,7 +28,7 @@ public enum SRTPError: Error, Sendable, Hashable, CustomStringConvertible {
         case .authenticationFailed: Int32(srtp_err_status_auth_fail.rawValue)
         case .replayed(let tooOld): Int32((tooOld ? srtp_err_status_replay_old : srtp_err_status_replay_fail).rawValue)
         case .library(let code, _): code
-        case .bufferTooSmall, .badKey, .invalidReplayWindow, .wrongDirection: nil
+        case .bufferTooSmall, .badKey, .invalidReplayWindow, .wrongDirection, .malformed: nil
         }
     }
 
@@ -38,6 +41,7 @@ public enum SRTPError: Error, Sendable, Hashable, CustomStringConvertible {
         case .badKey: "bad-key"
         case .invalidReplayWindow: "invalid-replay-window"
         case .wrongDirection: "wrong-direction"
+        case .malformed: "malformed"
         case .library: "library-error"
         }
     }
@@ -60,7 +64,8 @@ public enum SRTPError: Error, Sendable, Hashable, CustomStringConvertible {
         case .badKey(let reason): "SRTP key: \(reason)"
         case .invalidReplayWindow(let size): "SRTP replay window \(size) outside 64...32767"
         case .wrongDirection: "SRTP session used in the wrong direction"
-        case .library(let code, let operation): "libsrtp \(operation) failed with status \(code)"
+        case .malformed(let reason): "SRTP: \(reason)"
+        case .library(let code, let operation): "\(operation) failed with status \(code)"
         }
     }
 }

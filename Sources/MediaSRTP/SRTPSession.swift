@@ -23,13 +23,23 @@ public struct SRTPStatistics: Sendable, Hashable {
     public init() {}
 }
 
+/// Which code does an `SRTPSession`'s cryptography.
+public enum SRTPImplementation: String, Sendable, Hashable, CaseIterable {
+    /// Sluice's SRTP on OpenSSL 3's EVP (`OpenSSLSRTP`): AES-NI for AES-CM and AES-GCM, HMAC-SHA1 with
+    /// its key states computed once. The default; with an MKI, libsrtp2 is used instead.
+    case openSSL
+    /// libsrtp2 (Debian's is built on NSS, which sets up a context per packet): the reference the
+    /// tests hold the OpenSSL code to.
+    case libsrtp
+}
+
 /// One direction of an SRTP session (RFC 3711 §3.2.3): protects what this side sends, or unprotects what
-/// it receives, for every SSRC, with one master key, through one libsrtp `srtp_t` freed in `deinit`.
+/// it receives, for every SSRC, with one master key.
 ///
-/// Packets are transformed in place in the caller's buffer; nothing is allocated per packet by Sluice
-/// (libsrtp allocates a stream context when it first sees an SSRC). The rollover counter across sequence
-/// number wraps (RFC 3711 §3.3.1) and the replay list are libsrtp's. Use a session from one thread at a
-/// time.
+/// Packets are transformed in place in the caller's buffer; nothing is allocated per packet (a stream
+/// is added when an SSRC is first seen). The rollover counter across sequence number wraps (RFC 3711
+/// §3.3.1) and the replay list are kept per SSRC; the OpenSSL implementation decides both as libsrtp
+/// does, and writes the same bytes. Use a session from one thread at a time.
 ///
 /// ```swift
 /// let sender = try SRTPSession(profile: .aes128CmHmacSha1_80, key: localKey, direction: .sender)
@@ -57,14 +67,18 @@ public final class SRTPSession {
     /// Bytes `protectRTCP` adds to an RTCP packet: E flag and index, MKI, tag.
     public let rtcpOverhead: Int
     public private(set) var statistics = SRTPStatistics()
+    /// Which code does the cryptography: `.openSSL` unless asked otherwise or the key has an MKI.
+    public let implementation: SRTPImplementation
 
-    private let context: srtp_t
+    private let openSSL: OpenSSLSRTP?
+    private let context: srtp_t?
     private let usesMKI: UInt32
 
     /// A session for `direction` with `key`, whose lengths must be `profile`'s.
     /// `replayWindow` may be 64 to 32767 packets.
     public init(profile: SRTPProfile, key: SRTPKeyMaterial, direction: Direction,
-                replayWindow: Int = SRTPSession.defaultReplayWindow) throws(SRTPError) {
+                replayWindow: Int = SRTPSession.defaultReplayWindow,
+                implementation: SRTPImplementation = .openSSL) throws(SRTPError) {
         guard (64...32767).contains(replayWindow) else { throw .invalidReplayWindow(replayWindow) }
         guard key.keyLength == profile.masterKeyLength else {
             throw .badKey(.wrongLength(part: .key, expected: profile.masterKeyLength, actual: key.keyLength))
@@ -72,8 +86,27 @@ public final class SRTPSession {
         guard key.saltLength == profile.masterSaltLength else {
             throw .badKey(.wrongLength(part: .salt, expected: profile.masterSaltLength, actual: key.saltLength))
         }
-        guard libraryReady == srtp_err_status_ok else { throw SRTPError(status: libraryReady, operation: "srtp_init") }
+        self.profile = profile
+        self.direction = direction
+        self.replayWindow = replayWindow
+        let mki = key.mkiBytes
+        usesMKI = mki.isEmpty ? 0 : 1
+        rtpOverhead = profile.rtpOverhead + mki.count
+        rtcpOverhead = profile.rtcpOverhead + mki.count
+        if implementation == .openSSL && mki.isEmpty {
+            self.implementation = .openSSL
+            openSSL = try OpenSSLSRTP(profile: profile, key: key, protects: direction == .sender, replayWindow: replayWindow)
+            context = nil
+            return
+        }
+        self.implementation = .libsrtp
+        openSSL = nil
+        context = try Self.libsrtpContext(profile: profile, key: key, direction: direction, replayWindow: replayWindow)
+    }
 
+    private static func libsrtpContext(profile: SRTPProfile, key: SRTPKeyMaterial, direction: Direction,
+                                       replayWindow: Int) throws(SRTPError) -> srtp_t {
+        guard libraryReady == srtp_err_status_ok else { throw SRTPError(status: libraryReady, operation: "srtp_init") }
         var policy = srtp_policy_t()
         profile.configure(rtp: &policy.rtp, rtcp: &policy.rtcp)
         policy.ssrc.type = direction == .sender ? ssrc_any_outbound : ssrc_any_inbound
@@ -103,17 +136,11 @@ public final class SRTPSession {
             }
         }
         guard status == srtp_err_status_ok, let created else { throw SRTPError(status: status, operation: "srtp_create") }
-        context = created
-        self.profile = profile
-        self.direction = direction
-        self.replayWindow = replayWindow
-        usesMKI = mki.isEmpty ? 0 : 1
-        rtpOverhead = profile.rtpOverhead + mki.count
-        rtcpOverhead = profile.rtcpOverhead + mki.count
+        return created
     }
 
     deinit {
-        srtp_dealloc(context)
+        if let context { srtp_dealloc(context) }
     }
 
     /// Protects the RTP packet in `buffer[0..<length]` in place (RFC 3711 §3.3; RFC 7714 §8): returns the
@@ -174,6 +201,16 @@ public final class SRTPSession {
         guard length >= 0, length + added <= buffer.count, length <= Int32.max, let base = buffer.baseAddress else {
             throw .bufferTooSmall(needed: max(length, 0) + added, available: buffer.count)
         }
+        if let openSSL {
+            let bytes = base.assumingMemoryBound(to: UInt8.self)
+            return switch operation {
+            case .protectRTP: try openSSL.protectRTP(bytes, length: length)
+            case .unprotectRTP: try openSSL.unprotectRTP(bytes, length: length)
+            case .protectRTCP: try openSSL.protectRTCP(bytes, length: length)
+            case .unprotectRTCP: try openSSL.unprotectRTCP(bytes, length: length)
+            }
+        }
+        guard let context else { throw .wrongDirection }
         var octets = Int32(length)
         let status = switch operation {
         case .protectRTP: srtp_protect_mki(context, base, &octets, usesMKI, 0)

@@ -7,6 +7,8 @@ public struct Workload {
     public var notes: [String]
     /// Bits one unit carries (a packet's wire size), to report Gbit/s beside units/s; `nil`: no Gbit/s.
     public var bitsPerUnit: Double?
+    /// Further figures printed beside the two rates (a bound, a reference).
+    public var extraMetrics: [Metric] = []
 
     public init(notes: [String] = [], bitsPerUnit: Double? = nil, sluice: @escaping () throws -> Int,
                 bare: @escaping () throws -> Int) {
@@ -42,6 +44,7 @@ public struct HeadToHeadScenario: Scenario {
         let workload = try prepare(size)
         let outcome = try HeadToHead.run(size, sluice: workload.sluice, bare: workload.bare)
         var result = outcome.result(name, unit: unit, target: target, notes: workload.notes)
+        result.metrics += workload.extraMetrics
         if let bits = workload.bitsPerUnit {
             result.metrics += [Metric("sluice", outcome.sluiceRate * bits / 1e9, unit: "Gbit/s"),
                                Metric("bare", outcome.bareRate * bits / 1e9, unit: "Gbit/s")]

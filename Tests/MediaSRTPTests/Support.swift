@@ -46,11 +46,12 @@ extension SRTPSession {
 }
 
 /// A sender and a receiver sharing `key`.
-func sessionPair(_ profile: SRTPProfile, key: SRTPKeyMaterial? = nil,
-                 replayWindow: Int = SRTPSession.defaultReplayWindow) throws -> (sender: SRTPSession, receiver: SRTPSession) {
+func sessionPair(_ profile: SRTPProfile, key: SRTPKeyMaterial? = nil, replayWindow: Int = SRTPSession.defaultReplayWindow,
+                 implementation: SRTPImplementation = .openSSL) throws -> (sender: SRTPSession, receiver: SRTPSession) {
     let key = key ?? SRTPKeyMaterial.random(for: profile)
-    return (try SRTPSession(profile: profile, key: key, direction: .sender),
-            try SRTPSession(profile: profile, key: key, direction: .receiver, replayWindow: replayWindow))
+    return (try SRTPSession(profile: profile, key: key, direction: .sender, implementation: implementation),
+            try SRTPSession(profile: profile, key: key, direction: .receiver, replayWindow: replayWindow,
+                            implementation: implementation))
 }
 
 /// An RTP packet (RFC 3550 §5.1): V=2, PT 96, `sequenceNumber`, timestamp 3000 per packet, `ssrc`, and a

@@ -1,20 +1,20 @@
 // The WebRTC peer's media path: RTP over the bundled transport (DTLS-SRTP keys, ICE route, RFC 7983
-// demultiplexing, SRTP) against libsrtp2 protecting and unprotecting the same packets alone.
+// demultiplexing, SRTP) against SRTP alone (the same implementation, OpenSSL) protecting and unprotecting
+// the same packets.
 import BenchLoops
-import CSRTP
 import MediaSRTP
 
 /// "peer.srtp.<profile>": one packet sent by one PeerTransport and received by the other, in memory.
 enum PeerScenarios {
-    /// The bundled path should keep 90% of bare libsrtp2's rate, as the SDES RTP paths do.
-    static let target = 0.90
+    /// The bundled path should keep 95% of SRTP alone, as the SDES RTP paths should.
+    static let target = RTPScenarios.target
 
     static let all: [any Scenario] = SRTPProfile.allCases.map(transport)
 
     static func transport(_ profile: SRTPProfile) -> any Scenario {
         HeadToHeadScenario(
             "peer.srtp.\(RTPScenarios.shortName(profile))",
-            "1200-byte RTP over two connected PeerTransports (protect, ICE route, demultiplex, unprotect; \(profile.sdesName) from DTLS-SRTP) vs bare srtp_protect + srtp_unprotect",
+            "1200-byte RTP over two connected PeerTransports (protect, ICE route, demultiplex, unprotect; \(profile.sdesName) from DTLS-SRTP) vs SRTP alone protecting and unprotecting",
             inDefaultSet: RTPScenarios.defaultProfiles.contains(profile), unit: "packets/s", target: target
         ) { size in
             let count = size.count(default: RTPScenarios.defaultPackets)
@@ -34,17 +34,13 @@ enum PeerScenarios {
                     return count
                 },
                 bare: {
-                    let sender = BareSRTP.session(profile, key: key, sender: true)
-                    let receiver = BareSRTP.session(profile, key: key, sender: false)
-                    defer {
-                        srtp_dealloc(sender)
-                        srtp_dealloc(receiver)
-                    }
+                    let sender = try SRTPSession(profile: profile, key: key, direction: .sender)
+                    let receiver = try SRTPSession(profile: profile, key: key, direction: .receiver)
                     SRTPPackets.withWorkBuffer { buffer in
                         for number in 0..<count {
                             SRTPPackets.writePacket(number, into: buffer)
-                            let protected = BareSRTP.protect(sender, buffer, SRTPPackets.packetLength)
-                            precondition(BareSRTP.unprotect(receiver, buffer, protected) == SRTPPackets.packetLength)
+                            let protected = try! sender.protect(buffer, length: SRTPPackets.packetLength)
+                            precondition(try! receiver.unprotect(buffer, length: protected) == SRTPPackets.packetLength)
                         }
                     }
                     return count

@@ -1,0 +1,356 @@
+import CSSL
+
+/// SRTP and SRTCP (RFC 3711; AEAD profiles, RFC 7714) on OpenSSL's EVP: one direction of a session,
+/// every SSRC, packets transformed in place.
+///
+/// The session keys are derived once (§4.3), each cipher keyed once and HMAC-SHA1's padded-key
+/// states computed once; a packet then costs an IV, the cipher and the hash over its bytes, and
+/// allocates nothing (a new SSRC adds a stream). It writes the same bytes and takes the same replay
+/// and rollover decisions as libsrtp2, which `SRTPSession` keeps as the reference: see
+/// `RTPReplayWindow`. Without an MKI only (WebRTC's DTLS-SRTP never sends one).
+final class OpenSSLSRTP {
+    private let rtp: SessionKeys
+    private let rtcp: SessionKeys
+    private let protects: Bool
+    private let replayWindow: Int
+    private var streams: [UInt32: Stream] = [:]
+    /// The last stream used, found without hashing when the next packet has the same SSRC.
+    private var recent: (ssrc: UInt32, stream: Stream)?
+    /// IV and tag scratch.
+    private let scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: 64)
+
+    /// What one SSRC has sent or received so far.
+    final class Stream {
+        var rtp: RTPReplayWindow
+        var rtcp = RTCPReplayWindow()
+        init(window: Int) { rtp = RTPReplayWindow(size: window) }
+    }
+
+    init(profile: SRTPProfile, key: SRTPKeyMaterial, protects: Bool, replayWindow: Int) throws(SRTPError) {
+        let masterKey = Array(key.keyAndSalt.prefix(profile.masterKeyLength))
+        let masterSalt = Array(key.keyAndSalt.dropFirst(profile.masterKeyLength))
+        rtp = try SessionKeys(profile: profile, labels: (0, 1, 2), tagLength: profile.rtpAuthTagLength,
+                              masterKey: masterKey, masterSalt: masterSalt, protects: protects)
+        rtcp = try SessionKeys(profile: profile, labels: (3, 4, 5), tagLength: profile.rtcpAuthTagLength,
+                               masterKey: masterKey, masterSalt: masterSalt, protects: protects)
+        self.protects = protects
+        self.replayWindow = replayWindow
+    }
+
+    deinit { scratch.deallocate() }
+
+    // MARK: SRTP (RFC 3711 §3.3, RFC 7714 §8)
+
+    /// Encrypts and tags the RTP packet in `packet[0..<length]`; returns the SRTP length.
+    func protectRTP(_ packet: UnsafeMutablePointer<UInt8>, length: Int) throws(SRTPError) -> Int {
+        let headerLength = try Self.rtpHeaderLength(packet, length, trailer: 0)
+        let ssrc = Self.read32(packet + 8)
+        let stream = stream(for: ssrc, creating: true)!
+        let (index, delta) = stream.rtp.estimate(Self.read16(packet + 2))
+        switch stream.rtp.check(delta) {
+        case .tooOld: throw .replayed(tooOld: true)
+        case .seen: break  // the same packet again (a retransmission): the same bytes again
+        case .fresh: stream.rtp.add(delta)
+        }
+        let payload = packet + headerLength, payloadLength = length - headerLength
+        if rtp.isAEAD {
+            rtp.aeadIV(scratch, ssrc: ssrc, middle: UInt32(truncatingIfNeeded: index >> 16), low: UInt16(truncatingIfNeeded: index))
+            try rtp.seal(iv: scratch, aad: (packet, headerLength), nil, payload, payloadLength, tag: packet + length)
+        } else {
+            rtp.counterIV(scratch, ssrc: ssrc, index: index)
+            try rtp.applyKeystream(iv: scratch, payload, payloadLength)
+            Self.write32(UInt32(truncatingIfNeeded: index >> 16), scratch + 16)
+            rtp.authenticate(packet, length, extra: (scratch + 16, 4), into: packet + length)
+        }
+        return length + rtp.tagLength
+    }
+
+    /// Checks and decrypts the SRTP packet in `packet[0..<length]`; returns the RTP length.
+    func unprotectRTP(_ packet: UnsafeMutablePointer<UInt8>, length: Int) throws(SRTPError) -> Int {
+        // In libsrtp's order: the header must fit the packet, then the index must be new, then the
+        // header must leave room for the tag.
+        let headerLength = try Self.rtpHeaderLength(packet, length, trailer: 0)
+        let ssrc = Self.read32(packet + 8), sequence = Self.read16(packet + 2)
+        let known = stream(for: ssrc, creating: false)
+        // A stranger's first packet is checked against a fresh window: index = sequence number.
+        let (index, delta) = known?.rtp.estimate(sequence) ?? (UInt64(sequence), Int(sequence))
+        if let known {
+            switch known.rtp.check(delta) {
+            case .tooOld: throw .replayed(tooOld: true)
+            case .seen: throw .replayed(tooOld: false)
+            case .fresh: break
+            }
+        }
+        guard headerLength <= length - rtp.tagLength else {
+            throw .malformed("SRTP packet of \(length) bytes: no room for the tag after a \(headerLength)-byte header")
+        }
+        let protectedLength = length - rtp.tagLength
+        let payload = packet + headerLength, payloadLength = protectedLength - headerLength
+        if rtp.isAEAD {
+            rtp.aeadIV(scratch, ssrc: ssrc, middle: UInt32(truncatingIfNeeded: index >> 16), low: UInt16(truncatingIfNeeded: index))
+            try rtp.open(iv: scratch, aad: (packet, headerLength), nil, payload, payloadLength, tag: packet + protectedLength)
+        } else {
+            Self.write32(UInt32(truncatingIfNeeded: index >> 16), scratch + 16)
+            rtp.authenticate(packet, protectedLength, extra: (scratch + 16, 4), into: scratch + 20)
+            guard CRYPTO_memcmp(scratch + 20, packet + protectedLength, rtp.tagLength) == 0 else { throw .authenticationFailed }
+            rtp.counterIV(scratch, ssrc: ssrc, index: index)
+            try rtp.applyKeystream(iv: scratch, payload, payloadLength)
+        }
+        (known ?? stream(for: ssrc, creating: true)!).rtp.add(delta)
+        return protectedLength
+    }
+
+    // MARK: SRTCP (RFC 3711 §3.4, RFC 7714 §9)
+
+    /// Encrypts and tags the (compound) RTCP packet in `packet[0..<length]`, with the next SRTCP
+    /// index of its first SSRC; returns the SRTCP length.
+    func protectRTCP(_ packet: UnsafeMutablePointer<UInt8>, length: Int) throws(SRTPError) -> Int {
+        guard length >= 8 else { throw .malformed("RTCP packet of \(length) bytes, shorter than its header") }
+        let ssrc = Self.read32(packet + 4)
+        guard let index = stream(for: ssrc, creating: true)!.rtcp.next() else {
+            throw .library(code: 0, operation: "SRTCP index exhausted (the key must change)")
+        }
+        let trailer = 0x8000_0000 | index  // E: encrypted
+        if rtcp.isAEAD {
+            rtcp.aeadIV(scratch, ssrc: ssrc, middle: UInt32(index >> 16), low: UInt16(truncatingIfNeeded: index), rtcp: true)
+            Self.write32(trailer, scratch + 16)
+            try rtcp.seal(iv: scratch, aad: (packet, 8), (scratch + 16, 4), packet + 8, length - 8, tag: packet + length)
+            Self.write32(trailer, packet + length + rtcp.tagLength)
+        } else {
+            rtcp.counterIV(scratch, ssrc: ssrc, index: UInt64(index))
+            try rtcp.applyKeystream(iv: scratch, packet + 8, length - 8)
+            Self.write32(trailer, packet + length)
+            rtcp.authenticate(packet, length + 4, extra: nil, into: packet + length + 4)
+        }
+        return length + 4 + rtcp.tagLength
+    }
+
+    /// Checks and decrypts the SRTCP packet in `packet[0..<length]`; returns the RTCP length.
+    func unprotectRTCP(_ packet: UnsafeMutablePointer<UInt8>, length: Int) throws(SRTPError) -> Int {
+        guard length >= 8 + 4 + rtcp.tagLength else {
+            throw .malformed("SRTCP packet of \(length) bytes, shorter than header, index and tag")
+        }
+        let ssrc = Self.read32(packet + 4)
+        // The index trails the tag with AEAD (RFC 7714 §9.1), precedes it otherwise (RFC 3711 §3.4).
+        let trailerAt = rtcp.isAEAD ? length - 4 : length - rtcp.tagLength - 4
+        let trailer = Self.read32(packet + trailerAt)
+        let index = trailer & 0x7FFF_FFFF, encrypted = trailer & 0x8000_0000 != 0
+        // AES-CM sessions encrypt SRTCP, so its E flag must be set (libsrtp refuses it too).
+        guard encrypted || rtcp.isAEAD else { throw .malformed("SRTCP packet without the E flag in an encrypting session") }
+        let known = stream(for: ssrc, creating: false)
+        if let known {
+            switch known.rtcp.check(index) {
+            case .tooOld: throw .replayed(tooOld: true)
+            case .seen: throw .replayed(tooOld: false)
+            case .fresh: break
+            }
+        }
+        let rtcpLength: Int
+        if rtcp.isAEAD {
+            rtcpLength = trailerAt - rtcp.tagLength
+            rtcp.aeadIV(scratch, ssrc: ssrc, middle: UInt32(index >> 16), low: UInt16(truncatingIfNeeded: index), rtcp: true)
+            if encrypted {
+                try rtcp.open(iv: scratch, aad: (packet, 8), (packet + trailerAt, 4), packet + 8, rtcpLength - 8,
+                              tag: packet + rtcpLength)
+            } else {
+                try rtcp.open(iv: scratch, aad: (packet, rtcpLength), (packet + trailerAt, 4), packet, 0, tag: packet + rtcpLength)
+            }
+        } else {
+            rtcpLength = trailerAt
+            rtcp.authenticate(packet, trailerAt + 4, extra: nil, into: scratch + 20)
+            guard CRYPTO_memcmp(scratch + 20, packet + trailerAt + 4, rtcp.tagLength) == 0 else { throw .authenticationFailed }
+            rtcp.counterIV(scratch, ssrc: ssrc, index: UInt64(index))
+            try rtcp.applyKeystream(iv: scratch, packet + 8, rtcpLength - 8)
+        }
+        (known ?? stream(for: ssrc, creating: true)!).rtcp.add(index)
+        return rtcpLength
+    }
+
+    // MARK: Streams and packets
+
+    private func stream(for ssrc: UInt32, creating: Bool) -> Stream? {
+        if let recent, recent.ssrc == ssrc { return recent.stream }
+        if let found = streams[ssrc] {
+            recent = (ssrc, found)
+            return found
+        }
+        guard creating else { return nil }
+        let made = Stream(window: replayWindow)
+        streams[ssrc] = made
+        recent = (ssrc, made)
+        return made
+    }
+
+    /// The length of the RTP header with its CSRCs and extension (RFC 3550 §5.1, §5.3.1), which must
+    /// leave `trailer` bytes after it.
+    static func rtpHeaderLength(_ packet: UnsafeMutablePointer<UInt8>, _ length: Int, trailer: Int) throws(SRTPError) -> Int {
+        guard length >= 12 + trailer else { throw .malformed("RTP packet of \(length) bytes, shorter than its header") }
+        var headerLength = 12 + 4 * Int(packet[0] & 0x0F)
+        if packet[0] & 0x10 != 0 {
+            guard headerLength + 4 <= length - trailer else { throw .malformed("RTP header extension past the end") }
+            headerLength += 4 + 4 * Int(read16(packet + headerLength + 2))
+        }
+        guard headerLength <= length - trailer else { throw .malformed("RTP header of \(headerLength) bytes in \(length)") }
+        return headerLength
+    }
+
+    static func read16(_ at: UnsafePointer<UInt8>) -> UInt16 { UInt16(at[0]) << 8 | UInt16(at[1]) }
+    static func read32(_ at: UnsafePointer<UInt8>) -> UInt32 {
+        UInt32(at[0]) << 24 | UInt32(at[1]) << 16 | UInt32(at[2]) << 8 | UInt32(at[3])
+    }
+    static func write32(_ value: UInt32, _ at: UnsafeMutablePointer<UInt8>) {
+        at[0] = UInt8(truncatingIfNeeded: value >> 24)
+        at[1] = UInt8(truncatingIfNeeded: value >> 16)
+        at[2] = UInt8(truncatingIfNeeded: value >> 8)
+        at[3] = UInt8(truncatingIfNeeded: value)
+    }
+}
+
+/// The keys of SRTP or of SRTCP (RFC 3711 §4.3): the cipher keyed with the session encryption key,
+/// the session salt, and for AES-CM HMAC-SHA1's states for the session authentication key.
+final class SessionKeys {
+    let isAEAD: Bool
+    let tagLength: Int
+    private let cipher: OpaquePointer
+    /// 14 bytes (AES-CM, then two zero bytes) or 12 (AEAD).
+    private let salt = UnsafeMutablePointer<UInt8>.allocate(capacity: 16)
+    private let hmac: UnsafeMutablePointer<sluice_hmac_sha1_key>?
+    private var outLength: Int32 = 0
+
+    /// `labels`: of the encryption key, the authentication key and the salt (0, 1, 2 for SRTP; 3, 4, 5 for SRTCP).
+    init(profile: SRTPProfile, labels: (encryption: UInt8, authentication: UInt8, salt: UInt8), tagLength: Int,
+         masterKey: [UInt8], masterSalt: [UInt8], protects: Bool) throws(SRTPError) {
+        isAEAD = profile == .aeadAes128Gcm || profile == .aeadAes256Gcm
+        self.tagLength = tagLength
+        guard let context = EVP_CIPHER_CTX_new() else { throw Self.failure("EVP_CIPHER_CTX_new") }
+        cipher = context
+        salt.initialize(repeating: 0, count: 16)
+        hmac = isAEAD ? nil : .allocate(capacity: 1)
+        var encryptionKey = try Self.derive(labels.encryption, count: masterKey.count, masterKey: masterKey, masterSalt: masterSalt)
+        defer { OPENSSL_cleanse(&encryptionKey, encryptionKey.count) }
+        let sessionSalt = try Self.derive(labels.salt, count: isAEAD ? 12 : 14, masterKey: masterKey, masterSalt: masterSalt)
+        salt.update(from: sessionSalt, count: sessionSalt.count)
+        if let hmac {
+            var authenticationKey = try Self.derive(labels.authentication, count: 20, masterKey: masterKey, masterSalt: masterSalt)
+            sluice_hmac_sha1_key_init(hmac, authenticationKey, authenticationKey.count)
+            OPENSSL_cleanse(&authenticationKey, authenticationKey.count)
+        }
+        let type: OpaquePointer? = switch (isAEAD, masterKey.count) {
+        case (true, 32): EVP_aes_256_gcm()
+        case (true, _): EVP_aes_128_gcm()
+        case (false, 32): EVP_aes_256_ctr()
+        case (false, _): EVP_aes_128_ctr()
+        }
+        // Counter mode decrypts by encrypting; GCM's direction decides what Final does with the tag.
+        let keyed = isAEAD && !protects
+            ? EVP_DecryptInit_ex(cipher, type, nil, encryptionKey, nil)
+            : EVP_EncryptInit_ex(cipher, type, nil, encryptionKey, nil)
+        guard keyed == 1 else { throw Self.failure("EVP_CipherInit_ex") }
+    }
+
+    deinit {
+        EVP_CIPHER_CTX_free(cipher)
+        salt.deallocate()
+        if let hmac {
+            OPENSSL_cleanse(hmac, MemoryLayout<sluice_hmac_sha1_key>.size)
+            hmac.deallocate()
+        }
+    }
+
+    /// AES-CM's IV (RFC 3711 §4.1.1): salt · 2^16 XOR SSRC · 2^64 XOR index · 2^16, in `iv[0..<16]`.
+    func counterIV(_ iv: UnsafeMutablePointer<UInt8>, ssrc: UInt32, index: UInt64) {
+        iv.update(from: salt, count: 16)
+        for byte in 0..<4 { iv[4 + byte] ^= UInt8(truncatingIfNeeded: ssrc >> (24 - 8 * UInt32(byte))) }
+        for byte in 0..<6 { iv[8 + byte] ^= UInt8(truncatingIfNeeded: index >> (40 - 8 * UInt64(byte))) }
+    }
+
+    /// The AEAD IV (RFC 7714 §8.1, §9.1): salt XOR 0x0000 || SSRC || `middle` || `low`; for SRTCP
+    /// `middle` is 0x0000 and the 31-bit index's high half, as libsrtp lays it out.
+    func aeadIV(_ iv: UnsafeMutablePointer<UInt8>, ssrc: UInt32, middle: UInt32, low: UInt16, rtcp: Bool = false) {
+        iv.update(from: salt, count: 12)
+        for byte in 0..<4 { iv[2 + byte] ^= UInt8(truncatingIfNeeded: ssrc >> (24 - 8 * UInt32(byte))) }
+        if rtcp {
+            // 0x0000 || index (32 bits, E bit clear)
+            iv[8] ^= UInt8(truncatingIfNeeded: middle >> 8)
+            iv[9] ^= UInt8(truncatingIfNeeded: middle)
+        } else {
+            for byte in 0..<4 { iv[6 + byte] ^= UInt8(truncatingIfNeeded: middle >> (24 - 8 * UInt32(byte))) }
+        }
+        iv[10] ^= UInt8(truncatingIfNeeded: low >> 8)
+        iv[11] ^= UInt8(truncatingIfNeeded: low)
+    }
+
+    /// XORs AES-CM keystream from `iv` into `bytes` (encryption and decryption alike).
+    func applyKeystream(iv: UnsafePointer<UInt8>, _ bytes: UnsafeMutablePointer<UInt8>, _ count: Int) throws(SRTPError) {
+        guard EVP_EncryptInit_ex(cipher, nil, nil, nil, iv) == 1,
+              count == 0 || EVP_EncryptUpdate(cipher, bytes, &outLength, bytes, Int32(count)) == 1 else {
+            throw Self.failure("EVP_EncryptUpdate (AES-CM)")
+        }
+    }
+
+    /// The first `tagLength` bytes of HMAC-SHA1 over `bytes[0..<count]` and `extra` (RFC 3711 §4.2.1).
+    func authenticate(_ bytes: UnsafeMutablePointer<UInt8>, _ count: Int, extra: (UnsafeMutablePointer<UInt8>, Int)?,
+                      into tag: UnsafeMutablePointer<UInt8>) {
+        var mac: (UInt64, UInt64, UInt32) = (0, 0, 0)
+        withUnsafeMutableBytes(of: &mac) { full in
+            let out = full.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            sluice_hmac_sha1(hmac, bytes, count, extra?.0, extra?.1 ?? 0, out)
+            tag.update(from: out, count: tagLength)
+        }
+    }
+
+    /// AES-GCM encryption of `bytes` in place after `aad` and `moreAAD`, the tag written to `tag`.
+    func seal(iv: UnsafePointer<UInt8>, aad: (UnsafeMutablePointer<UInt8>, Int), _ moreAAD: (UnsafeMutablePointer<UInt8>, Int)?,
+              _ bytes: UnsafeMutablePointer<UInt8>, _ count: Int, tag: UnsafeMutablePointer<UInt8>) throws(SRTPError) {
+        guard EVP_EncryptInit_ex(cipher, nil, nil, nil, iv) == 1,
+              EVP_EncryptUpdate(cipher, nil, &outLength, aad.0, Int32(aad.1)) == 1,
+              moreAAD.map({ EVP_EncryptUpdate(cipher, nil, &outLength, $0.0, Int32($0.1)) == 1 }) ?? true,
+              count == 0 || EVP_EncryptUpdate(cipher, bytes, &outLength, bytes, Int32(count)) == 1,
+              EVP_EncryptFinal_ex(cipher, tag, &outLength) == 1,
+              EVP_CIPHER_CTX_ctrl(cipher, EVP_CTRL_AEAD_GET_TAG, Int32(tagLength), tag) == 1 else {
+            throw Self.failure("EVP_EncryptUpdate (AES-GCM)")
+        }
+    }
+
+    /// AES-GCM decryption of `bytes` in place, checked against `tag`.
+    func open(iv: UnsafePointer<UInt8>, aad: (UnsafeMutablePointer<UInt8>, Int), _ moreAAD: (UnsafeMutablePointer<UInt8>, Int)?,
+              _ bytes: UnsafeMutablePointer<UInt8>, _ count: Int, tag: UnsafeMutablePointer<UInt8>) throws(SRTPError) {
+        guard EVP_DecryptInit_ex(cipher, nil, nil, nil, iv) == 1,
+              EVP_CIPHER_CTX_ctrl(cipher, EVP_CTRL_AEAD_SET_TAG, Int32(tagLength), tag) == 1,
+              EVP_DecryptUpdate(cipher, nil, &outLength, aad.0, Int32(aad.1)) == 1,
+              moreAAD.map({ EVP_DecryptUpdate(cipher, nil, &outLength, $0.0, Int32($0.1)) == 1 }) ?? true,
+              count == 0 || EVP_DecryptUpdate(cipher, bytes, &outLength, bytes, Int32(count)) == 1 else {
+            throw Self.failure("EVP_DecryptUpdate (AES-GCM)")
+        }
+        guard EVP_DecryptFinal_ex(cipher, tag, &outLength) == 1 else {
+            ERR_clear_error()
+            throw .authenticationFailed
+        }
+    }
+
+    /// `count` bytes of the session key of `label` (RFC 3711 §4.3.1, §4.3.3): AES-CM keystream under
+    /// the master key, from the master salt (padded to 14 bytes, as libsrtp pads RFC 7714's 12) with
+    /// key_id = label || r (r = 0: no key derivation rate) XORed into its low bytes, then a zero
+    /// block counter.
+    static func derive(_ label: UInt8, count: Int, masterKey: [UInt8], masterSalt: [UInt8]) throws(SRTPError) -> [UInt8] {
+        var iv = [UInt8](repeating: 0, count: 16)
+        iv.replaceSubrange(0..<masterSalt.count, with: masterSalt)
+        iv[7] ^= label
+        var output = [UInt8](repeating: 0, count: count)
+        guard let context = EVP_CIPHER_CTX_new() else { throw failure("EVP_CIPHER_CTX_new") }
+        defer { EVP_CIPHER_CTX_free(context) }
+        var written: Int32 = 0
+        let type = masterKey.count == 32 ? EVP_aes_256_ctr() : EVP_aes_128_ctr()
+        guard EVP_EncryptInit_ex(context, type, nil, masterKey, iv) == 1,
+              EVP_EncryptUpdate(context, &output, &written, output, Int32(count)) == 1 else {
+            throw failure("EVP_EncryptUpdate (key derivation)")
+        }
+        return output
+    }
+
+    static func failure(_ operation: String) -> SRTPError {
+        let code = ERR_get_error()
+        ERR_clear_error()
+        return .library(code: Int32(truncatingIfNeeded: code), operation: operation)
+    }
+}

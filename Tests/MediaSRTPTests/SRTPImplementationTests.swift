@@ -1,0 +1,143 @@
+import MediaSRTP
+import TestSupport
+import Testing
+
+/// Sluice's SRTP on OpenSSL against libsrtp2, the reference: the same bytes out of every protect, and
+/// the same decision on every packet received (accepted with the same bytes, replayed, too old, failed
+/// authentication, refused as malformed), over long seeded streams with sequence-number wraps,
+/// retransmissions, reordering, tampering and strangers.
+@Suite struct SRTPImplementationTests {
+    /// What happened to one packet, comparable across implementations.
+    enum Outcome: Equatable {
+        case bytes([UInt8])
+        case authenticationFailed, replayed, tooOld, refused
+
+        init(_ run: () throws -> [UInt8]) {
+            do { self = .bytes(try run()) } catch let error as SRTPError {
+                switch error {
+                case .authenticationFailed: self = .authenticationFailed
+                case .replayed(let tooOld): self = tooOld ? .tooOld : .replayed
+                default: self = .refused
+                }
+            } catch { self = .refused }
+        }
+    }
+
+    /// An RTP packet with up to 3 CSRCs, sometimes a header extension, and 0 to 1200 bytes of payload.
+    static func packet(ssrc: UInt32, sequence: UInt16, _ random: inout SplitMix64) -> [UInt8] {
+        let csrcs = Int.random(in: 0...3, using: &random)
+        let extensionWords = Bool.random(using: &random) ? Int.random(in: 0...4, using: &random) : -1
+        var bytes: [UInt8] = [0x80 | UInt8(csrcs) | (extensionWords >= 0 ? 0x10 : 0), 96,
+                              UInt8(sequence >> 8), UInt8(truncatingIfNeeded: sequence)]
+        bytes += (0..<4).map { _ in UInt8.random(in: 0...255, using: &random) }
+        bytes += withUnsafeBytes(of: ssrc.bigEndian, Array.init)
+        bytes += (0..<(4 * csrcs)).map { _ in UInt8.random(in: 0...255, using: &random) }
+        if extensionWords >= 0 {
+            bytes += [0xBE, 0xDE, 0, UInt8(extensionWords)]
+            bytes += (0..<(4 * extensionWords)).map { _ in UInt8.random(in: 0...255, using: &random) }
+        }
+        bytes += (0..<Int.random(in: 0...1200, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
+        return bytes
+    }
+
+    /// A compound-looking RTCP packet of 8 to 200 bytes from `ssrc`.
+    static func rtcp(ssrc: UInt32, _ random: inout SplitMix64) -> [UInt8] {
+        let words = Int.random(in: 1...49, using: &random)
+        var bytes: [UInt8] = [0x80, 200, 0, UInt8(words)] + withUnsafeBytes(of: ssrc.bigEndian, Array.init)
+        bytes += (0..<(4 * (words - 1))).map { _ in UInt8.random(in: 0...255, using: &random) }
+        return bytes
+    }
+
+    /// Sequence numbers as a sender emits them: mostly the next, some sent again (NACK), some far back
+    /// (past the window), some ahead (a gap); each SSRC starts near the wrap.
+    static func sendingOrder(count: Int, _ random: inout SplitMix64) -> [(ssrc: UInt32, sequence: UInt16)] {
+        var next: [UInt32: UInt16] = [0x1111_1111: 65_400, 0x2222_2222: 10, 0xCAFE_BABE: 40_000]
+        let ssrcs = Array(next.keys).sorted()
+        return (0..<count).map { _ in
+            let ssrc = ssrcs.randomElement(using: &random)!
+            let last = next[ssrc]!
+            let sequence: UInt16 = switch Int.random(in: 0..<100, using: &random) {
+            case 0..<80: last &+ 1
+            case 80..<90: last &- UInt16.random(in: 0...300, using: &random)   // a retransmission
+            case 90..<94: last &- UInt16.random(in: 1000...5000, using: &random)  // past a 1024 window
+            default: last &+ UInt16.random(in: 2...3000, using: &random)       // a gap
+            }
+            if Int16(bitPattern: sequence &- last) > 0 { next[ssrc] = sequence }
+            return (ssrc, sequence)
+        }
+    }
+
+    @Test(arguments: SRTPProfile.allCases)
+    func sendersWriteTheSameBytes(profile: SRTPProfile) throws {
+        var random = SplitMix64(seed: 0x5EED_0001 &+ UInt64(profile.dtlsProtectionProfile))
+        let key = SRTPKeyMaterial.random(for: profile)
+        let ours = try SRTPSession(profile: profile, key: key, direction: .sender, implementation: .openSSL)
+        let reference = try SRTPSession(profile: profile, key: key, direction: .sender, implementation: .libsrtp)
+        #expect(ours.implementation == .openSSL && reference.implementation == .libsrtp)
+        var outcomes: [Outcome: Int] = [:]
+        for (number, (ssrc, sequence)) in Self.sendingOrder(count: 3000, &random).enumerated() {
+            let packet = Self.packet(ssrc: ssrc, sequence: sequence, &random)
+            let mine = Outcome { try ours.protect(packet) }, theirs = Outcome { try reference.protect(packet) }
+            #expect(mine == theirs, "packet \(number): SSRC \(ssrc) sequence \(sequence), \(packet.count) bytes")
+            outcomes[theirs.isBytes ? .bytes([]) : theirs, default: 0] += 1
+            if number % 10 == 0 {
+                let report = Self.rtcp(ssrc: ssrc, &random)
+                #expect(Outcome { try ours.protectRTCP(report) } == Outcome { try reference.protectRTCP(report) }, "RTCP after \(number)")
+            }
+        }
+        #expect(ours.statistics == reference.statistics)
+        // The stream exercised both paths: protected packets and ones refused as older than the window.
+        #expect(outcomes[.bytes([]), default: 0] > 2500 && outcomes[.tooOld, default: 0] > 20, "\(outcomes)")
+    }
+
+    @Test(arguments: SRTPProfile.allCases)
+    func receiversTakeTheSameDecisions(profile: SRTPProfile) throws {
+        var random = SplitMix64(seed: 0x5EED_0002 &+ UInt64(profile.dtlsProtectionProfile))
+        let key = SRTPKeyMaterial.random(for: profile)
+        let sender = try SRTPSession(profile: profile, key: key, direction: .sender, implementation: .libsrtp)
+        let ours = try SRTPSession(profile: profile, key: key, direction: .receiver, replayWindow: 128, implementation: .openSSL)
+        let reference = try SRTPSession(profile: profile, key: key, direction: .receiver, replayWindow: 128, implementation: .libsrtp)
+        // What the sender sent, then the network's version of it: reordered, repeated, tampered, truncated, mixed with strangers.
+        var sent: [(rtcp: Bool, bytes: [UInt8])] = []
+        for (number, (ssrc, sequence)) in Self.sendingOrder(count: 2500, &random).enumerated() {
+            if let srtp = try? sender.protect(Self.packet(ssrc: ssrc, sequence: sequence, &random)) { sent.append((false, srtp)) }
+            if number % 8 == 0 { sent.append((true, try sender.protectRTCP(Self.rtcp(ssrc: ssrc, &random)))) }
+        }
+        var arriving: [(rtcp: Bool, bytes: [UInt8])] = []
+        var index = 0
+        while index < sent.count {
+            switch Int.random(in: 0..<100, using: &random) {
+            case 0..<5 where index + 1 < sent.count:
+                arriving += [sent[index + 1], sent[index]]  // swapped
+                index += 2
+                continue
+            case 5..<10: arriving.append(sent[Int.random(in: 0...index, using: &random)])  // a copy of one already sent
+            case 10..<13:
+                var tampered = sent[index].bytes
+                tampered[Int.random(in: 0..<tampered.count, using: &random)] ^= 0x40
+                arriving.append((sent[index].rtcp, tampered))
+            case 13..<15: arriving.append((sent[index].rtcp, Array(sent[index].bytes.prefix(Int.random(in: 0...30, using: &random)))))
+            case 15..<17: arriving.append((Bool.random(using: &random), (0..<Int.random(in: 0...300, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }))
+            default: break
+            }
+            arriving.append(sent[index])
+            index += 1
+        }
+        var counts: [Outcome: Int] = [:]
+        for (number, packet) in arriving.enumerated() {
+            let mine = Outcome { packet.rtcp ? try ours.unprotectRTCP(packet.bytes) : try ours.unprotect(packet.bytes) }
+            let theirs = Outcome { packet.rtcp ? try reference.unprotectRTCP(packet.bytes) : try reference.unprotect(packet.bytes) }
+            #expect(mine == theirs, "arrival \(number): \(packet.rtcp ? "SRTCP" : "SRTP") of \(packet.bytes.count) bytes \(hexString(Array(packet.bytes.prefix(24))))")
+            counts[theirs.isBytes ? .bytes([]) : theirs, default: 0] += 1
+        }
+        #expect(ours.statistics == reference.statistics)
+        // Every kind of decision was taken, many times.
+        for kind in [Outcome.bytes([]), .authenticationFailed, .replayed, .tooOld, .refused] {
+            #expect(counts[kind, default: 0] >= 10, "\(kind): \(counts)")
+        }
+    }
+}
+
+extension SRTPImplementationTests.Outcome: Hashable {
+    var isBytes: Bool { if case .bytes = self { true } else { false } }
+}
