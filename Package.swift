@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "MediaRTP", targets: ["MediaRTP"]),
         .library(name: "MediaTransport", targets: ["MediaTransport"]),
         .library(name: "MediaSDP", targets: ["MediaSDP"]),
+        .library(name: "MediaHTTP", targets: ["MediaHTTP"]),
         .library(name: "MediaNegotiation", targets: ["MediaNegotiation"]),
         .library(name: "MediaSRTP", targets: ["MediaSRTP"]),
         .library(name: "DeviceV4L2", targets: ["DeviceV4L2"]),
@@ -143,6 +144,9 @@ let package = Package(
         .target(name: "MediaRTP", dependencies: ["MediaCore"]),
         // SDP (RFC 8866) session descriptions: parsing, serialization, typed attributes. Pure text logic.
         .target(name: "MediaSDP"),
+        // HTTP/1.1 responses (RFC 9112) read sans-I/O with bounded buffers: what the WHIP/WHEP client
+        // takes from a server. Pure byte logic, no sockets.
+        .target(name: "MediaHTTP"),
         // SDP offer/answer (RFC 3264): codec capabilities as values, per-codec fmtp matching, resolution
         // and frame-rate choice. Pure logic over MediaSDP; capabilities come in as values, no codec library.
         .target(name: "MediaNegotiation", dependencies: ["MediaCore", "MediaSDP"]),
@@ -196,7 +200,7 @@ let package = Package(
             name: "Sluice",
             dependencies: ["MediaCore", "MediaCodecs", "MediaFiles", "MediaContainers", "MediaConvert", "MediaNodes", "MediaRTP",
                            "MediaTransport", "MediaSDP", "MediaNegotiation", "MediaSRTP", "CodecVPX", "CodecX264", "CodecOpenH264", "CodecOpus", "CodecMJPEG",
-                           "CodecFFmpeg", "DeviceV4L2", "DeviceALSA", "MediaSTUN", "MediaICE", "MediaDTLS", "MediaSCTP", "MediaPeer"]),
+                           "CodecFFmpeg", "DeviceV4L2", "DeviceALSA", "MediaSTUN", "MediaICE", "MediaDTLS", "MediaSCTP", "MediaPeer", "MediaHTTP"]),
         .executableTarget(
             name: "sluice",
             dependencies: ["Sluice", "SluiceServer", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
@@ -232,6 +236,7 @@ let package = Package(
         .testTarget(name: "MediaRTPTests", dependencies: ["MediaRTP", "MediaFiles", "TestSupport"]),
         .testTarget(name: "MediaTransportTests", dependencies: ["MediaTransport", "MediaRTP"]),
         .testTarget(name: "MediaSRTPTests", dependencies: ["MediaSRTP", "CSRTP", "MediaRTP", "MediaTransport", "TestSupport"]),
+        .testTarget(name: "MediaHTTPTests", dependencies: ["MediaHTTP"]),
         .testTarget(name: "MediaSDPTests", dependencies: ["MediaSDP", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "MediaNegotiationTests", dependencies: ["MediaNegotiation", "MediaSDP", "TestSupport"]),
         .testTarget(

@@ -25,6 +25,7 @@ let targets: [(name: String, modules: [String])] = [
     ("Container", ["MediaContainers", "MediaCore"]),
     ("DTLS", ["MediaDTLS", "MediaCore"]),
     ("JPEGHeader", ["CodecMJPEG"]),
+    ("HTTPResponse", ["MediaHTTP"]),
 ]
 
 /// The RTP payload targets share their cases.

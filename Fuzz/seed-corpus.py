@@ -135,3 +135,15 @@ ffmpeg("WAV", "f32-stereo", audio + ["-ac", "2", "-c:a", "pcm_f32le"], ".wav")
 ffmpeg("OggOpus", "mono", ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=0.06", "-c:a", "libopus", "-b:a", "6k"], ".opus")
 ffmpeg("JPEGHeader", "420-16x16", video[:4] + ["-frames:v", "1", "-pix_fmt", "yuvj420p"], ".jpg")
 ffmpeg("JPEGHeader", "422-16x16", video[:4] + ["-frames:v", "1", "-pix_fmt", "yuvj422p"], ".jpg")
+
+# HTTP responses as WHIP/WHEP endpoints send them (RFC 9725 §4.2): a 201 with its answer by
+# Content-Length and chunked, a DELETE's 200 and 204, a refusal read to the close, an interim 100.
+answer = b"v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=video 9 UDP/TLS/RTP/SAVPF 96\r\na=rtpmap:96 VP8/90000\r\n"
+created = b"HTTP/1.1 201 Created\r\nContent-Type: application/sdp\r\nLocation: /whip/cam/5f2c\r\nETag: \"1\"\r\n"
+seed("HTTPResponse", "created-sized", created + b"Content-Length: %d\r\n\r\n" % len(answer) + answer)
+seed("HTTPResponse", "created-chunked", created + b"Transfer-Encoding: chunked\r\n\r\n%x;ext=1\r\n" % 40 + answer[:40]
+     + b"\r\n%x\r\n" % (len(answer) - 40) + answer[40:] + b"\r\n0\r\nExpires: 0\r\n\r\n")
+seed("HTTPResponse", "no-content", b"HTTP/1.1 204 No Content\r\nDate: Thu, 26 Nov 2026 04:00:00 GMT\r\n\r\n")
+seed("HTTPResponse", "deleted", b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+seed("HTTPResponse", "refused-to-close", b"HTTP/1.0 503 Service Unavailable\nRetry-After: 5\n\nbusy")
+seed("HTTPResponse", "interim-then-created", b"HTTP/1.1 100 Continue\r\n\r\n" + created + b"Link: <stun:stun.example.net>;\r\n rel=\"ice-server\"\r\nContent-Length: 3, 3\r\n\r\nv=0")

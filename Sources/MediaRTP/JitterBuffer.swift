@@ -22,7 +22,7 @@ import MediaCore
 /// up, and so is a missing packet whose frame is due.
 ///
 /// **Target delay** (J: interarrival jitter in seconds, RFC 3550 §6.4.1; RTT: the last
-/// `updateRoundTripTime`, else the smoothed time from NACKs to the retransmissions they brought,
+/// `updateRoundTripTime`, else the smoothed time from first NACKs to the retransmissions they brought,
 /// else 100 ms):
 ///
 ///     R = max(RTT, 10 ms)
@@ -519,7 +519,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
                 counters.nackRequests += 1
                 entries[index].nackCount += 1
                 entries[index].nackDue = now + retry
-                entries[index].nackedAt = now
+                if entries[index].nackCount == 1 { entries[index].nackedAt = now }
                 nackList.append(UInt16(truncatingIfNeeded: sequence))
             }
         }
@@ -693,7 +693,10 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         var isKeyframe = false
         var nackCount = 0
         var nackDue = ClockTime.zero
-        /// When the last NACK for it went out.
+        /// When the first NACK for it went out: the round trip is sampled from it, since an answer
+        /// may come to any of the requests (RFC 6298 §3's ambiguity). Measured from the latest, an
+        /// answer that took longer than the retry interval looked shorter than it, so the estimate
+        /// could never grow past the interval, and retries outran their answers.
         var nackedAt = ClockTime.zero
         /// When the packet arrived (held packets).
         var arrival = ClockTime.zero

@@ -46,7 +46,8 @@ public protocol RTPDatagramTransport: AnyObject, Sendable {
     func sendRTCP(_ buffer: UnsafeMutableRawBufferPointer, length: Int, at now: ClockTime) throws
 
     /// Waits up to `timeout` (nil: until one comes) for packets, then hands each one that has
-    /// arrived to `deliver` and says whether any did. `deliver` returns whether the packet belonged
+    /// arrived (or a bounded batch of them, so that a flood cannot hold the caller) to `deliver` and
+    /// says whether any did. `deliver` returns whether the packet belonged
     /// to the session (parsed, of its stream): a transport that learns where to send back (symmetric
     /// RTP, RFC 4961) learns it only from those.
     func receive(timeout: ClockTime?, _ deliver: (RTPTransportPacket) -> Bool) throws -> Bool

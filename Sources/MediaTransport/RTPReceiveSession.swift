@@ -97,6 +97,10 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
     private var heldLengths: [Int]
     private let heldSlotSize: Int
     private var goodbye = false
+    /// When the BYE was heard, until what was queued before it has been taken in (see `next`).
+    private var goodbyeDraining: ClockTime?
+    /// How long after a BYE its stream's packets queued behind it are still read before the end.
+    private static var goodbyeDrainLimit: ClockTime { .milliseconds(500) }
     private var closed = false
     /// The latest sender report of the stream's source: one instant as RTP time and NTP wall clock.
     private var senderClock: (rtpTimestamp: UInt32, ntp: NTPTimestamp)?
@@ -136,9 +140,21 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
 
     /// The next frame due, waiting for packets until `deadline`; `.goodbye` once the sender has left
     /// and everything before its BYE is out.
+    ///
+    /// What is already queued is taken in first, before any frame is judged: when the calling thread
+    /// was away (handing the last frame on, or starved on a busy machine), the retransmission a frame
+    /// waits for may be in the socket while the frame's deadline has passed on the clock.
     public func next(until deadline: ClockTime) throws -> Event {
+        try receive(timeout: .zero)
         while true {
             let now = clock.now
+            if let heard = goodbyeDraining {
+                // The BYE may overtake the stream's last packets (RTCP on a port of its own is read
+                // first, and an RTP socket behind a flood has a long queue): what is queued is taken
+                // in before the rest of the buffer is handed out at once, for a bounded time.
+                if try receive(timeout: .zero), now < heard + Self.goodbyeDrainLimit { continue }
+                goodbyeDraining = nil
+            }
             if let frame = jitterBuffer.nextFrame(at: goodbye ? .max : now) {
                 if ptsOrigin == nil, let release = jitterBuffer.lastRelease {
                     ptsOrigin = release.rtpTimestamp &- UInt32(truncatingIfNeeded: frame.pts.value)
@@ -190,10 +206,11 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
 
     // MARK: Receiving
 
-    /// Hands what the transport receives within `timeout`, and whatever else is already queued, to
-    /// `receiveRTP` and `receiveRTCP`.
-    func receive(timeout: ClockTime) throws {
-        _ = try transport.receive(timeout: timeout) { [self] packet in
+    /// Hands what the transport receives within `timeout`, and what else is already queued (a batch
+    /// at most), to `receiveRTP` and `receiveRTCP`; whether anything came.
+    @discardableResult
+    func receive(timeout: ClockTime) throws -> Bool {
+        try transport.receive(timeout: timeout) { [self] packet in
             let now = clock.now
             switch packet {
             case .rtp(let bytes, let truncated): return handleRTP(bytes, truncated: truncated, at: now)
@@ -315,6 +332,7 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
             case .senderReport(let report) where report.ssrc == ssrc:
                 noteSenderReport(report, arrival: now)
             case .goodbye(let bye) where bye.sources.contains(ssrc):
+                if !goodbye { goodbyeDraining = now }
                 goodbye = true
             default:
                 break

@@ -124,33 +124,38 @@ public final class UDPRTPTransport: RTPDatagramTransport, @unchecked Sendable {
 
     // MARK: Receiving
 
-    /// Reads what arrives within `timeout` on either port, and whatever else is already queued:
-    /// RTCP first when it has a port of its own. A sender reads its RTCP port only.
+    /// The most datagrams one `receive` reads from a socket: a flood that arrives faster than the
+    /// session reads must not keep it in here, past its frames' deadlines and its feedback.
+    static var batchLimit: Int { 256 }
+
+    /// Reads what arrives within `timeout` on either port, and what else is already queued, up to
+    /// `batchLimit` datagrams a socket: RTCP first when it has a port of its own. A sender reads its
+    /// RTCP port only.
     public func receive(timeout: ClockTime?, _ deliver: (RTPTransportPacket) -> Bool) throws -> Bool {
+        guard receivesRTP else {
+            return try receiveBatch(on: sockets.rtcp, timeout: timeout, isRTCP: { _ in true }, deliver)
+        }
         var wait = timeout
         var any = false
-        guard receivesRTP else {
-            while try receiveDatagram(on: sockets.rtcp, timeout: wait, isRTCP: { _ in true }, deliver) {
-                wait = .zero
-                any = true
-            }
-            return any
-        }
         if !sockets.isMultiplexed {
             let ready = try sockets.rtp.waitForDatagram(orOn: sockets.rtcp, timeout: timeout ?? .seconds(3600))
-            if ready.other {
-                while try receiveDatagram(on: sockets.rtcp, timeout: .zero, isRTCP: { _ in true }, deliver) { any = true }
-            }
+            if ready.other { any = try receiveBatch(on: sockets.rtcp, timeout: .zero, isRTCP: { _ in true }, deliver) }
             guard ready.mine else { return any }
             wait = .zero
         }
         let multiplexed = sockets.isMultiplexed
-        while try receiveDatagram(on: sockets.rtp, timeout: wait,
-                                  isRTCP: { multiplexed && RTPSessionSockets.isRTCP($0) }, deliver) {
-            wait = .zero
-            any = true
+        return try receiveBatch(on: sockets.rtp, timeout: wait, isRTCP: { multiplexed && RTPSessionSockets.isRTCP($0) }, deliver) || any
+    }
+
+    /// Reads what arrives on `socket` within `timeout` and what else is queued, at most `batchLimit`
+    /// datagrams; whether any came.
+    private func receiveBatch(on socket: UDPSocket, timeout: ClockTime?, isRTCP: (UnsafeRawBufferPointer) -> Bool,
+                              _ deliver: (RTPTransportPacket) -> Bool) throws -> Bool {
+        var count = 0
+        while count < Self.batchLimit, try receiveDatagram(on: socket, timeout: count == 0 ? timeout : .zero, isRTCP: isRTCP, deliver) {
+            count += 1
         }
-        return any
+        return count > 0
     }
 
     /// Reads one datagram from `socket` (false when none came within `timeout`), checks and

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import MediaCodecs
 import MediaCore
+import MediaHTTP
 import MediaPeer
 
 /// Why publishing over WHIP (RFC 9725) failed; each case names the URL.
@@ -38,6 +39,12 @@ struct HTTPExchange {
         /// Header names in lower case.
         var headers: [String: String]
         var body: String
+
+        init(_ response: HTTPResponse) {
+            status = response.status
+            headers = response.headers
+            body = String(decoding: response.body, as: UTF8.self)
+        }
     }
 
     /// `http://HOST[:PORT]/PATH` split up; nil for anything else.
@@ -91,15 +98,31 @@ struct HTTPExchange {
             guard wrote > 0 else { throw .cannotConnect(url: url, reason: "sending: \(String(cString: strerror(errno)))") }
             sent += wrote
         }
-        var received: [UInt8] = []
+        return try receiveResponse(from: descriptor, url: url)
+    }
+
+    /// Reads the response as it arrives, up to its end or the connection's close; what is kept is
+    /// bounded by `HTTPResponseParser.Limits`, whatever the server sends.
+    private static func receiveResponse(from descriptor: Int32, url: String) throws(WHIPError) -> Response {
+        var parser = HTTPResponseParser()
         var buffer = [UInt8](repeating: 0, count: 16_384)
         while true {
             let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-            if count == 0 { break }
-            guard count > 0 else { throw .malformedResponse(url: url, reason: "reading: \(String(cString: strerror(errno)))") }
-            received += buffer[..<count]
+            guard count >= 0 else { throw .malformedResponse(url: url, reason: "reading: \(String(cString: strerror(errno)))") }
+            let response = try naming(url) { () throws(HTTPResponseError) in
+                count == 0 ? try parser.finish() : try parser.feed(buffer[..<count])
+            }
+            if let response { return Response(response) }
         }
-        return try parse(received, url: url)
+    }
+
+    /// What `read` gives, its error named as a malformed response from `url`.
+    private static func naming<Result>(_ url: String, _ read: () throws(HTTPResponseError) -> Result) throws(WHIPError) -> Result {
+        do throws(HTTPResponseError) {
+            return try read()
+        } catch {
+            throw .malformedResponse(url: url, reason: error.description)
+        }
     }
 
     /// A peer connection's configuration for an endpoint at `url`: loopback candidates only when
@@ -125,36 +148,9 @@ struct HTTPExchange {
         return response.headers["location"].flatMap { URL(string: $0, relativeTo: URL(string: url))?.absoluteString }
     }
 
-    /// The status line, headers and body (by Content-Length, chunked, or to the end) of a response.
+    /// The status line, headers and body (RFC 9112 framing) of a whole response up to the close.
     static func parse(_ bytes: [UInt8], url: String) throws(WHIPError) -> Response {
-        let separator: [UInt8] = [13, 10, 13, 10]
-        guard let end = (0..<max(0, bytes.count - 3)).first(where: { Array(bytes[$0..<$0 + 4]) == separator }) else {
-            throw .malformedResponse(url: url, reason: "no end of headers in \(bytes.count) bytes")
-        }
-        let lines = String(decoding: bytes[..<end], as: UTF8.self).components(separatedBy: "\r\n")
-        let statusParts = lines[0].split(separator: " ")
-        guard statusParts.count >= 2, statusParts[0].hasPrefix("HTTP/1."), let status = Int(statusParts[1]) else {
-            throw .malformedResponse(url: url, reason: "status line '\(lines[0])'")
-        }
-        var headers: [String: String] = [:]
-        for line in lines.dropFirst() {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-        }
-        var body = Array(bytes[(end + 4)...])
-        if headers["transfer-encoding"]?.lowercased() == "chunked" {
-            var decoded: [UInt8] = [], index = 0
-            while let lineEnd = (index..<max(index, body.count - 1)).first(where: { body[$0] == 13 && body[$0 + 1] == 10 }),
-                  let size = Int(String(decoding: body[index..<lineEnd], as: UTF8.self).split(separator: ";")[0], radix: 16),
-                  size > 0, lineEnd + 2 + size <= body.count {
-                decoded += body[(lineEnd + 2)..<(lineEnd + 2 + size)]
-                index = lineEnd + 2 + size + 2
-            }
-            body = decoded
-        } else if let length = headers["content-length"].flatMap(Int.init), length <= body.count {
-            body = Array(body[..<length])
-        }
-        return Response(status: status, headers: headers, body: String(decoding: body, as: UTF8.self))
+        Response(try naming(url) { () throws(HTTPResponseError) in try HTTPResponseParser.parse(bytes) })
     }
 }
 

@@ -160,6 +160,25 @@ private func expectBytes(_ frames: [EncodedFrame], _ expected: [[UInt8]], source
         #expect(statistics.targetDelay >= roundTrip + roundTrip)
     }
 
+    /// Found under load (HostileTrafficTests' flood): answers took longer than the retry interval, and
+    /// measured from the latest retry they looked shorter, so the round trip never grew and the retries
+    /// outran their answers (duplicates, then packets late for frames already given up). The sample
+    /// runs from the first NACK.
+    @Test func anAnswerAfterARetryIsMeasuredFromTheFirstNACK() throws {
+        var link = try vp8Link()
+        let packets = try link.send(vp8Frame(0, 2500, true))
+        try link.insert(packets[0], at: .zero)
+        try link.insert(packets[2], at: ms(1))
+        let first = try #require(link.buffer.nextDeadline)
+        #expect(link.buffer.feedback(at: first).nacks == [1001])
+        let retry = first + link.buffer.currentRoundTripTime
+        #expect(link.buffer.nextDeadline == retry)
+        #expect(link.buffer.feedback(at: retry).nacks == [1001], "asked again after the default round trip")
+        let resent = try link.retransmissions(for: [1001])
+        #expect(try link.insert(resent[0], at: retry + ms(30)) == .accepted)
+        #expect(link.buffer.currentRoundTripTime == retry + ms(30) - first)
+    }
+
     @Test func nackRetriesAreSpacedByTheRoundTripAndStopAtTheLimit() throws {
         var link = try vp8Link(configuration: .init(minimumDelay: ms(800), maxNACKRetries: 3))
         link.buffer.updateRoundTripTime(ms(50))

@@ -1,0 +1,82 @@
+import MediaCore
+import MediaRTP
+import Testing
+
+@testable import MediaTransport
+
+/// A receive session over UDP when it cannot keep up: a flood faster than it reads, or its thread
+/// away for longer than a frame's deadline. Found by running HostileTrafficTests' flood under CPU
+/// load: the receive loop read until the socket was empty, which a flood never lets happen, so no
+/// frame was released and no NACK sent for seconds (the receiver ended on its silence timeout).
+@Suite struct ReceiveUnderLoadTests {
+    static let ssrc: UInt32 = 0x5EED_0010
+
+    static func receiver(clock: any MediaClock = SystemClock()) throws -> RTPReceiveSession<VP8Depacketizer> {
+        let configuration = RTPReceiveSession<VP8Depacketizer>.Configuration(
+            local: try SocketAddress(parsing: "127.0.0.1:0"), multiplexed: true, payloadType: 96, ssrc: ssrc)
+        return try RTPReceiveSession(depacketizer: VP8Depacketizer(), configuration: configuration, clock: clock)
+    }
+
+    /// Every packet of `frames` VP8 frames (the first a keyframe), three packets a frame.
+    static func packets(frames: Int) throws -> [[[UInt8]]] {
+        var sender = RTPSender(packetizer: try VP8Packetizer(maxPayloadSize: 500),
+                               configuration: .init(payloadType: 96, ssrc: ssrc))
+        return try (0..<frames).map { index in
+            var packets: [[UInt8]] = []
+            try sender.send(RTPSessionTransportTests.frame(index, keyframe: index == 0), at: .zero) { packets.append(Array($0)) }
+            return packets
+        }
+    }
+
+    @Test func aFloodIsReadOneBatchAtATime() throws {
+        let session = try Self.receiver()
+        defer { session.close() }
+        let transport = try #require(session.transport as? UDPRTPTransport)
+        let attacker = try UDPSocket(bindingTo: SocketAddress(host: "127.0.0.1", port: 0))
+        defer { attacker.close() }
+        let garbage = [UInt8](repeating: 0x01, count: 20)  // version 0: not RTP
+        let queued = UDPRTPTransport.batchLimit * 2 + 10
+        for _ in 0..<queued { try garbage.withUnsafeBytes { try attacker.send($0, to: transport.sockets.rtp.localAddress) } }
+        var batches: [Int] = []
+        for _ in 0..<3 {
+            var count = 0
+            _ = try transport.receive(timeout: .zero) { _ in count += 1; return false }
+            batches.append(count)
+        }
+        #expect(batches == [UDPRTPTransport.batchLimit, UDPRTPTransport.batchLimit, 10])
+    }
+
+    /// The thread comes back after the frame's give-up time with the missing packet waiting in the
+    /// socket: the packet is taken in first, and the frame comes out whole instead of being given up.
+    @Test func aPacketQueuedWhileTheThreadWasAwayCountsBeforeItsFrameIsJudged() throws {
+        let clock = ManualClock(start: .seconds(10))
+        let session = try Self.receiver(clock: clock)
+        defer { session.close() }
+        let socket = try UDPSocket(bindingTo: SocketAddress(host: "127.0.0.1", port: 0))
+        defer { socket.close() }
+        let address = try #require(session.sockets).rtp.localAddress
+        func send(_ packet: [UInt8]) throws { try packet.withUnsafeBytes { try socket.send($0, to: address) } }
+        let frames = try Self.packets(frames: 2)
+        for packet in frames[0] { try send(packet) }
+        try send(frames[1][0])
+        try send(frames[1][2])
+        var released: [EncodedFrame] = []
+        while released.isEmpty, clock.now < .seconds(11) {
+            if case .frame(let frame) = try session.next(until: clock.now) { released.append(frame) }
+            clock.advance(by: .milliseconds(10))
+        }
+        #expect(released.count == 1, "the keyframe")
+        // Away for two seconds, past the second frame's deadline; meanwhile its missing packet came.
+        clock.advance(by: .seconds(2))
+        try send(frames[1][1])
+        // Loopback delivers within `send`: the packet is in the socket now.
+        let event = try session.next(until: clock.now)
+        guard case .frame(let frame) = event else {
+            Issue.record("the second frame was not released: \(event), \(String(describing: session.statistics.jitterBuffer))")
+            return
+        }
+        let sent = RTPSessionTransportTests.frame(1, keyframe: false)
+        #expect(Array(frame.bytes) == Array(sent.bytes), "the second frame, whole")
+        #expect(session.statistics.jitterBuffer?.lost == 0 && session.statistics.jitterBuffer?.late == 0)
+    }
+}
