@@ -53,11 +53,10 @@ final class OpenSSLSRTP {
         case .fresh: stream.rtp.add(delta)
         }
         let payload = packet + headerLength, payloadLength = length - headerLength
+        rtp.iv(scratch, ssrc: ssrc, index: index)
         if rtp.isAEAD {
-            rtp.aeadIV(scratch, ssrc: ssrc, middle: UInt32(truncatingIfNeeded: index >> 16), low: UInt16(truncatingIfNeeded: index))
             try rtp.seal(iv: scratch, aad: (packet, headerLength), nil, payload, payloadLength, tag: packet + length)
         } else {
-            rtp.counterIV(scratch, ssrc: ssrc, index: index)
             try rtp.applyKeystream(iv: scratch, payload, payloadLength)
             Self.write32(UInt32(truncatingIfNeeded: index >> 16), scratch + 16)
             rtp.authenticate(packet, length, extra: (scratch + 16, 4), into: packet + length)
@@ -86,14 +85,13 @@ final class OpenSSLSRTP {
         }
         let protectedLength = length - rtp.tagLength
         let payload = packet + headerLength, payloadLength = protectedLength - headerLength
+        rtp.iv(scratch, ssrc: ssrc, index: index)
         if rtp.isAEAD {
-            rtp.aeadIV(scratch, ssrc: ssrc, middle: UInt32(truncatingIfNeeded: index >> 16), low: UInt16(truncatingIfNeeded: index))
             try rtp.open(iv: scratch, aad: (packet, headerLength), nil, payload, payloadLength, tag: packet + protectedLength)
         } else {
             Self.write32(UInt32(truncatingIfNeeded: index >> 16), scratch + 16)
             rtp.authenticate(packet, protectedLength, extra: (scratch + 16, 4), into: scratch + 20)
             guard CRYPTO_memcmp(scratch + 20, packet + protectedLength, rtp.tagLength) == 0 else { throw .authenticationFailed }
-            rtp.counterIV(scratch, ssrc: ssrc, index: index)
             try rtp.applyKeystream(iv: scratch, payload, payloadLength)
         }
         (known ?? stream(for: ssrc, creating: true)!).rtp.add(delta)
@@ -111,13 +109,12 @@ final class OpenSSLSRTP {
             throw .library(code: 0, operation: "SRTCP index exhausted (the key must change)")
         }
         let trailer = 0x8000_0000 | index  // E: encrypted
+        rtcp.iv(scratch, ssrc: ssrc, index: UInt64(index))
         if rtcp.isAEAD {
-            rtcp.aeadIV(scratch, ssrc: ssrc, middle: UInt32(index >> 16), low: UInt16(truncatingIfNeeded: index), rtcp: true)
             Self.write32(trailer, scratch + 16)
             try rtcp.seal(iv: scratch, aad: (packet, 8), (scratch + 16, 4), packet + 8, length - 8, tag: packet + length)
             Self.write32(trailer, packet + length + rtcp.tagLength)
         } else {
-            rtcp.counterIV(scratch, ssrc: ssrc, index: UInt64(index))
             try rtcp.applyKeystream(iv: scratch, packet + 8, length - 8)
             Self.write32(trailer, packet + length)
             rtcp.authenticate(packet, length + 4, extra: nil, into: packet + length + 4)
@@ -146,9 +143,9 @@ final class OpenSSLSRTP {
             }
         }
         let rtcpLength: Int
+        rtcp.iv(scratch, ssrc: ssrc, index: UInt64(index))
         if rtcp.isAEAD {
             rtcpLength = trailerAt - rtcp.tagLength
-            rtcp.aeadIV(scratch, ssrc: ssrc, middle: UInt32(index >> 16), low: UInt16(truncatingIfNeeded: index), rtcp: true)
             if encrypted {
                 try rtcp.open(iv: scratch, aad: (packet, 8), (packet + trailerAt, 4), packet + 8, rtcpLength - 8,
                               tag: packet + rtcpLength)
@@ -159,7 +156,6 @@ final class OpenSSLSRTP {
             rtcpLength = trailerAt
             rtcp.authenticate(packet, trailerAt + 4, extra: nil, into: scratch + 20)
             guard CRYPTO_memcmp(scratch + 20, packet + trailerAt + 4, rtcp.tagLength) == 0 else { throw .authenticationFailed }
-            rtcp.counterIV(scratch, ssrc: ssrc, index: UInt64(index))
             try rtcp.applyKeystream(iv: scratch, packet + 8, rtcpLength - 8)
         }
         (known ?? stream(for: ssrc, creating: true)!).rtcp.add(index)
@@ -257,27 +253,16 @@ final class SessionKeys {
         }
     }
 
-    /// AES-CM's IV (RFC 3711 §4.1.1): salt · 2^16 XOR SSRC · 2^64 XOR index · 2^16, in `iv[0..<16]`.
-    func counterIV(_ iv: UnsafeMutablePointer<UInt8>, ssrc: UInt32, index: UInt64) {
-        iv.update(from: salt, count: 16)
-        for byte in 0..<4 { iv[4 + byte] ^= UInt8(truncatingIfNeeded: ssrc >> (24 - 8 * UInt32(byte))) }
-        for byte in 0..<6 { iv[8 + byte] ^= UInt8(truncatingIfNeeded: index >> (40 - 8 * UInt64(byte))) }
-    }
-
-    /// The AEAD IV (RFC 7714 §8.1, §9.1): salt XOR 0x0000 || SSRC || `middle` || `low`; for SRTCP
-    /// `middle` is 0x0000 and the 31-bit index's high half, as libsrtp lays it out.
-    func aeadIV(_ iv: UnsafeMutablePointer<UInt8>, ssrc: UInt32, middle: UInt32, low: UInt16, rtcp: Bool = false) {
-        iv.update(from: salt, count: 12)
-        for byte in 0..<4 { iv[2 + byte] ^= UInt8(truncatingIfNeeded: ssrc >> (24 - 8 * UInt32(byte))) }
-        if rtcp {
-            // 0x0000 || index (32 bits, E bit clear)
-            iv[8] ^= UInt8(truncatingIfNeeded: middle >> 8)
-            iv[9] ^= UInt8(truncatingIfNeeded: middle)
-        } else {
-            for byte in 0..<4 { iv[6 + byte] ^= UInt8(truncatingIfNeeded: middle >> (24 - 8 * UInt32(byte))) }
-        }
-        iv[10] ^= UInt8(truncatingIfNeeded: low >> 8)
-        iv[11] ^= UInt8(truncatingIfNeeded: low)
+    /// The IV of a packet of `ssrc` with the 48-bit `index` (SRTP's rollover counter and sequence
+    /// number, or SRTCP's 31-bit index) in `iv`: the session salt XOR the SSRC and the index.
+    /// AES-CM (RFC 3711 §4.1.1): salt · 2^16 XOR SSRC · 2^64 XOR index · 2^16, 16 bytes. AEAD
+    /// (RFC 7714 §8.1, §9.1): salt XOR 0x0000 || SSRC || index, 12 bytes (for SRTCP the index's top
+    /// 16 bits are the 0x0000 the RFC puts there).
+    func iv(_ iv: UnsafeMutablePointer<UInt8>, ssrc: UInt32, index: UInt64) {
+        let (length, ssrcAt, indexAt) = isAEAD ? (12, 2, 6) : (16, 4, 8)
+        iv.update(from: salt, count: length)
+        for byte in 0..<4 { iv[ssrcAt + byte] ^= UInt8(truncatingIfNeeded: ssrc >> (24 - 8 * UInt32(byte))) }
+        for byte in 0..<6 { iv[indexAt + byte] ^= UInt8(truncatingIfNeeded: index >> (40 - 8 * UInt64(byte))) }
     }
 
     /// XORs AES-CM keystream from `iv` into `bytes` (encryption and decryption alike).

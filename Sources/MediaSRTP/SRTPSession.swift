@@ -70,8 +70,12 @@ public final class SRTPSession {
     /// Which code does the cryptography: `.openSSL` unless asked otherwise or the key has an MKI.
     public let implementation: SRTPImplementation
 
-    private let openSSL: OpenSSLSRTP?
-    private let context: srtp_t?
+    /// The code doing the cryptography: Sluice's on OpenSSL, or a libsrtp session freed in `deinit`.
+    private enum Engine {
+        case openSSL(OpenSSLSRTP)
+        case libsrtp(srtp_t)
+    }
+    private let engine: Engine
     private let usesMKI: UInt32
 
     /// A session for `direction` with `key`, whose lengths must be `profile`'s.
@@ -95,13 +99,12 @@ public final class SRTPSession {
         rtcpOverhead = profile.rtcpOverhead + mki.count
         if implementation == .openSSL && mki.isEmpty {
             self.implementation = .openSSL
-            openSSL = try OpenSSLSRTP(profile: profile, key: key, protects: direction == .sender, replayWindow: replayWindow)
-            context = nil
+            engine = .openSSL(try OpenSSLSRTP(profile: profile, key: key, protects: direction == .sender,
+                                              replayWindow: replayWindow))
             return
         }
         self.implementation = .libsrtp
-        openSSL = nil
-        context = try Self.libsrtpContext(profile: profile, key: key, direction: direction, replayWindow: replayWindow)
+        engine = .libsrtp(try Self.libsrtpContext(profile: profile, key: key, direction: direction, replayWindow: replayWindow))
     }
 
     private static func libsrtpContext(profile: SRTPProfile, key: SRTPKeyMaterial, direction: Direction,
@@ -140,7 +143,7 @@ public final class SRTPSession {
     }
 
     deinit {
-        if let context { srtp_dealloc(context) }
+        if case .libsrtp(let context) = engine { srtp_dealloc(context) }
     }
 
     /// Protects the RTP packet in `buffer[0..<length]` in place (RFC 3711 §3.3; RFC 7714 §8): returns the
@@ -201,7 +204,8 @@ public final class SRTPSession {
         guard length >= 0, length + added <= buffer.count, length <= Int32.max, let base = buffer.baseAddress else {
             throw .bufferTooSmall(needed: max(length, 0) + added, available: buffer.count)
         }
-        if let openSSL {
+        switch engine {
+        case .openSSL(let openSSL):
             let bytes = base.assumingMemoryBound(to: UInt8.self)
             return switch operation {
             case .protectRTP: try openSSL.protectRTP(bytes, length: length)
@@ -209,8 +213,13 @@ public final class SRTPSession {
             case .protectRTCP: try openSSL.protectRTCP(bytes, length: length)
             case .unprotectRTCP: try openSSL.unprotectRTCP(bytes, length: length)
             }
+        case .libsrtp(let context):
+            return try callLibsrtp(context, operation, base, length)
         }
-        guard let context else { throw .wrongDirection }
+    }
+
+    private func callLibsrtp(_ context: srtp_t, _ operation: Operation, _ base: UnsafeMutableRawPointer,
+                             _ length: Int) throws(SRTPError) -> Int {
         var octets = Int32(length)
         let status = switch operation {
         case .protectRTP: srtp_protect_mki(context, base, &octets, usesMKI, 0)
