@@ -230,7 +230,7 @@ let package = Package(
             dependencies: ["MediaContainers", "MediaNodes", "CodecVPX", "CodecOpenH264", "CodecOpus", "TestSupport"]),
         .testTarget(name: "CodecVPXTests", dependencies: ["CodecVPX", "MediaFiles", "TestSupport"]),
         .testTarget(name: "CodecX264Tests", dependencies: ["CodecX264", "CX264", "MediaFiles", "TestSupport"]),
-        .testTarget(name: "CodecOpenH264Tests", dependencies: ["CodecOpenH264", "CodecFFmpeg", "TestSupport"]),
+        .testTarget(name: "CodecOpenH264Tests", dependencies: ["CodecOpenH264", "CodecFFmpeg", "MediaFiles", "TestSupport"]),
         .testTarget(name: "CodecOpusTests", dependencies: ["CodecOpus", "MediaFiles", "TestSupport"]),
         .testTarget(name: "CodecMJPEGTests", dependencies: ["CodecMJPEG", "TestSupport"]),
         .testTarget(name: "MediaRTPTests", dependencies: ["MediaRTP", "MediaFiles", "TestSupport"]),

@@ -10,12 +10,13 @@ import MediaCore
 /// carried them: every packet goes in with a sequence number as its pts, which libavcodec hands back
 /// on the picture. H.264 decodes exactly as `ffmpeg` does, B-frames included, on any thread count.
 ///
-/// Storage: 8-bit 4:2:0 pictures whose coded size is whole macroblocks and whose rows meet
-/// libavcodec's alignment are decoded straight into frames of `outputPool` (a custom `get_buffer2`),
-/// and handed out without a copy. Both decoders take a fresh buffer for every picture and never
-/// write into one they have output, so sharing it read-only is safe. Cropped pictures (1080 rows
-/// of a 1088-row stream) and other sizes are copied; other formats (4:2:2, 4:4:4, 4:0:0, high bit
-/// depth) are converted to 8-bit I420 on the way.
+/// Storage: 8-bit 4:2:0 pictures are decoded straight into frames of `outputPool` (a custom
+/// `get_buffer2`) laid out for whole macroblocks, and handed out without a copy, cut to the display
+/// size (`VideoFrame.cropped`: 360 rows of a 368-row picture, 1080 of 1088). Both decoders take a
+/// fresh buffer for every picture and never write into one they have output, so sharing it
+/// read-only is safe. Pictures cropped at the top or left, and rows Sluice's layout cannot align as
+/// libavcodec needs, are copied; other formats (4:2:2, 4:4:4, 4:0:0, high bit depth) are converted
+/// to 8-bit I420 on the way.
 ///
 /// Damaged input throws `CodecError.library` (operation "decode"): libavcodec runs with
 /// `AV_EF_EXPLODE`, so it reports the damage it finds instead of concealing it.
@@ -131,7 +132,8 @@ public final class FFmpegVideoDecoder: VideoDecoder {
     }
 
     /// The decoded picture as a pooled frame with its access unit's timing: the frame it was decoded
-    /// into when that is one of ours and uncropped, else a copy.
+    /// into, cut to the display size, when that is one of ours and the picture starts at its first
+    /// row and column; else a copy.
     private func output(_ decoded: UnsafeMutablePointer<AVFrame>) throws -> VideoFrame {
         let number = decoded.pointee.pts != sluice_av_nopts_value() ? decoded.pointee.pts : decoded.pointee.best_effort_timestamp
         let entry = timing[slot(number)]
@@ -141,9 +143,12 @@ public final class FFmpegVideoDecoder: VideoDecoder {
         }
         let width = Int(decoded.pointee.width), height = Int(decoded.pointee.height)
         if let opaque = decoded.pointee.opaque {
-            var picture = Unmanaged<PictureBox>.fromOpaque(opaque).takeUnretainedValue().picture
-            if picture.width == width, picture.height == height,
-               UnsafeMutableRawPointer(decoded.pointee.data.0) == picture.plane(0).baseAddress {
+            let coded = Unmanaged<PictureBox>.fromOpaque(opaque).takeUnretainedValue().picture
+            if width > 0, height > 0, width <= coded.width, height <= coded.height,
+               UnsafeMutableRawPointer(decoded.pointee.data.0) == coded.plane(0).baseAddress,
+               UnsafeMutableRawPointer(decoded.pointee.data.1) == coded.plane(1).baseAddress,
+               UnsafeMutableRawPointer(decoded.pointee.data.2) == coded.plane(2).baseAddress {
+                var picture = coded.cropped(width: width, height: height)
                 picture.pts = entry.pts
                 picture.duration = entry.duration
                 return picture
@@ -196,13 +201,16 @@ final class PictureAllocator: Sendable {
     func picture(for frame: AVFrame, context: UnsafeMutablePointer<AVCodecContext>) -> VideoFrame? {
         let format = AVPixelFormat(rawValue: frame.format)
         guard format == AV_PIX_FMT_YUV420P || format == AV_PIX_FMT_YUVJ420P else { return nil }
-        let width = Int(frame.width), height = Int(frame.height)
-        // Decoders write whole macroblocks: a coded size of whole ones keeps every write in its plane.
-        guard width > 0, height > 0, width % 16 == 0, height % 16 == 0 else { return nil }
+        guard frame.width > 0, frame.height > 0 else { return nil }
+        // Decoders write whole macroblocks: a picture of whole ones keeps every write in its plane.
+        let width = (Int(frame.width) + 15) / 16 * 16, height = (Int(frame.height) + 15) / 16 * 16
         var alignedWidth = Int32(width), alignedHeight = Int32(height)
         var lineAlign = [Int32](repeating: 0, count: 8)
         lineAlign.withUnsafeMutableBufferPointer { avcodec_align_dimensions2(context, &alignedWidth, &alignedHeight, $0.baseAddress) }
-        let layout = PlaneLayout(.i420, width: width, height: height)
+        // Rows as far apart as libavcodec's SIMD needs (64 bytes with AVX-512: 160-byte chroma rows
+        // of a 320-wide picture would not do).
+        let rowAlignment = max(32, Int(lineAlign[0]), Int(lineAlign[1]), Int(lineAlign[2]))
+        let layout = PlaneLayout(.i420, width: width, height: height, rowAlignment: rowAlignment)
         for index in 0..<3 {
             let plane = layout[index], align = max(Int(lineAlign[index]), 1)
             let neededWidth = index == 0 ? Int(alignedWidth) : (Int(alignedWidth) + 1) / 2
@@ -210,10 +218,9 @@ final class PictureAllocator: Sendable {
         }
         // Motion compensation may read a few rows past the picture (the aligned height): past the last
         // plane, that must still be inside the buffer.
-        let overread = (Int(alignedHeight) - height + 2) * layout[0].stride + 256
-        let picture = VideoFrame(pixelFormat: .i420, width: width, height: height, pts: .zero(Rational(1, 1)), pool: pool)
-        guard picture.buffer.capacity >= layout.byteCount + overread else { return nil }
-        return picture
+        let overread = (max(Int(alignedHeight) - height, 0) + 2) * layout[0].stride + 256
+        return VideoFrame(pixelFormat: .i420, width: width, height: height, rowAlignment: rowAlignment, padding: overread,
+                          pts: .zero(Rational(1, 1)), pool: pool)
     }
 }
 

@@ -83,6 +83,25 @@ public struct PlaneLayout: Sendable, Hashable {
         self.init(planes: planes, count: tight.planeCount)
     }
 
+    /// The top-left `width`x`height` of a picture laid out as this: the same offsets and strides,
+    /// each plane's width and rows cut to what that size shows (`pixelFormat`'s subsampling). A
+    /// decoder's picture of whole macroblocks (640x368) is shown this way at its display size
+    /// (640x360) without a copy.
+    public func cropped(_ pixelFormat: PixelFormat, width: Int, height: Int) -> PlaneLayout {
+        let visible = PlaneLayout(pixelFormat, width: width, height: height, rowAlignment: 1)
+        precondition(visible.planeCount == planeCount, "cropping to another pixel format")
+        var planes = (self[0], self[1], self[2])
+        func cut(_ plane: inout Plane, to shown: Plane) {
+            precondition(shown.width <= plane.width && shown.rows <= plane.rows, "cropping to a larger picture")
+            plane.width = shown.width
+            plane.rows = shown.rows
+        }
+        cut(&planes.0, to: visible[0])
+        if planeCount > 1 { cut(&planes.1, to: visible[1]) }
+        if planeCount > 2 { cut(&planes.2, to: visible[2]) }
+        return PlaneLayout(planes: planes, count: planeCount)
+    }
+
     private init(planes: (Plane, Plane, Plane), count: Int) {
         self.planes = planes
         planeCount = count
@@ -122,16 +141,38 @@ public struct VideoFrame: MediaPayload {
     public var duration: MediaTime?
 
     /// A frame whose storage comes from `pool`. Its pixels are uninitialised: fill them before use.
-    public init(pixelFormat: PixelFormat = .i420, width: Int, height: Int, pts: MediaTime,
-                duration: MediaTime? = nil, pool: BufferPool) {
+    /// Rows start `rowAlignment` bytes apart at least (`PlaneLayout`), and the buffer holds `padding`
+    /// bytes past the last plane: a library that writes the picture may need wider alignment than
+    /// the default 32, and read a little past the last row.
+    public init(pixelFormat: PixelFormat = .i420, width: Int, height: Int, rowAlignment: Int = 32, padding: Int = 0,
+                pts: MediaTime, duration: MediaTime? = nil, pool: BufferPool) {
         precondition(width > 0 && height > 0, "empty picture")
         self.pixelFormat = pixelFormat
         self.width = width
         self.height = height
-        self.layout = PlaneLayout(pixelFormat, width: width, height: height)
-        self.buffer = pool.acquire(capacity: layout.byteCount)
+        self.layout = PlaneLayout(pixelFormat, width: width, height: height, rowAlignment: rowAlignment)
+        self.buffer = pool.acquire(capacity: layout.byteCount + padding)
         self.pts = pts
         self.duration = duration
+    }
+
+    private init(pixelFormat: PixelFormat, width: Int, height: Int, layout: PlaneLayout, buffer: FrameBuffer,
+                 pts: MediaTime, duration: MediaTime?) {
+        self.pixelFormat = pixelFormat
+        self.width = width
+        self.height = height
+        self.layout = layout
+        self.buffer = buffer
+        self.pts = pts
+        self.duration = duration
+    }
+
+    /// The top-left `width`x`height` of this picture, sharing its storage (see `PlaneLayout.cropped`).
+    public func cropped(width: Int, height: Int) -> VideoFrame {
+        precondition(width > 0 && height > 0, "empty picture")
+        return VideoFrame(pixelFormat: pixelFormat, width: width, height: height,
+                          layout: layout.cropped(pixelFormat, width: width, height: height), buffer: buffer,
+                          pts: pts, duration: duration)
     }
 
     public mutating func shift(by offset: MediaTime) { pts = pts.shifted(by: offset) }

@@ -3,6 +3,7 @@ import CodecOpenH264
 import Foundation
 import MediaCodecs
 import MediaCore
+import MediaFiles
 import TestSupport
 import Testing
 
@@ -60,13 +61,18 @@ struct H264DecoderTests {
               (["-profile:v", "high", "-bf", "3", "-g", "12", "-flags", "+ildct+ilme", "-x264-params", "interlaced=1"], 320, 240),
               (["-profile:v", "main", "-bf", "2", "-coder", "0"], 1280, 720),
               (["-profile:v", "high", "-bf", "2"], 640, 360),
+              (["-profile:v", "main", "-bf", "2"], 318, 178),
           ])
     func ffmpegExact(decoding: H264Decoding, stream: ([String], Int, Int)) throws {
         let (arguments, width, height) = stream
         let fixture = try X264Fixture(arguments, frames: 24, width: width, height: height)
-        let pictures = try decodeAll(fixture.encodedFrames(), with: decoding.makeDecoder(width: width, height: height))
+        let decoder = try decoding.makeDecoder(width: width, height: height)
+        let pictures = try decodeAll(fixture.encodedFrames(), with: decoder)
         #expect(pictures.map(\.pts.value) == Array(0..<24))
+        #expect(pictures.allSatisfy { $0.width == width && $0.height == height })
         #expect(identical(pictures, fixture.reference), "\(decoding): \(arguments.joined(separator: " ")) \(width)x\(height)")
+        // Cropped sizes (360 of 368 rows, 178 of 192) are shown from the decoder's own picture too.
+        #expect((decoder as! FFmpegVideoDecoder).picturesCopied == 0)
     }
 
     @Test("4:2:2, 4:4:4 and 10-bit streams become I420: luma exact for 8 bits, chroma close to ffmpeg's conversion",
@@ -157,6 +163,21 @@ struct H264DecoderTests {
         // Only the pictures libavcodec still holds as references are out; none after the decoder is gone.
         let pool = (decoder as! FFmpegVideoDecoder).outputPool
         #expect(pool.outstanding <= 20)
+    }
+
+    @Test("libavcodec's VP8 decodes the 640x360 sample in place, byte for byte like ffmpeg")
+    func vp8CroppedInPlace() throws {
+        let reader = try IVFReader(path: TestSupport.sampleIVF)
+        var frames: [EncodedFrame] = []
+        while frames.count < 30, let frame = try reader.next(pool: nil) { frames.append(frame) }
+        let decoder = try FFmpegDecoderProvider(codec: .vp8)!.makeDecoder(
+            format: VideoFormat(encoding: .compressed(.vp8), width: 640, height: 360, frameRate: Rational(30, 1)), threads: 1)
+        let pictures = try decodeAll(frames, with: decoder)
+        let reference = try TestSupport.ffmpeg(["-i", TestSupport.sampleIVF, "-frames:v", "30", "-f", "rawvideo", "-"]).stdout
+        #expect(pictures.count == 30 && pictures.allSatisfy { $0.width == 640 && $0.height == 360 })
+        #expect(identical(pictures, reference))
+        // 360 rows shown of a 368-row picture of whole macroblocks: no copy.
+        #expect((decoder as! FFmpegVideoDecoder).picturesCopied == 0)
     }
 
     @Test("garbage and empty input throw CodecError.library", arguments: H264Decoding.ffmpeg)

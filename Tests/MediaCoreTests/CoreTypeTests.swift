@@ -112,6 +112,25 @@ import Testing
         #expect(PlaneLayout(.nv12, width: 33, height: 17, bytesPerLine: 33) == nil)  // UV needs 34
     }
 
+    @Test func aCroppedPictureSharesItsStorageAndShowsItsTopLeft() {
+        let pool = BufferPool(name: "crop")
+        let coded = VideoFrame(width: 640, height: 368, rowAlignment: 64, padding: 1000, pts: .zero(Rational(1, 30)), pool: pool)
+        #expect(coded.buffer.count == coded.layout.byteCount + 1000)
+        for plane in 0..<3 {
+            for row in 0..<coded.layout[plane].rows {
+                coded.row(row, ofPlane: plane).initializeMemory(as: UInt8.self, repeating: UInt8(truncatingIfNeeded: row + 50 * plane))
+            }
+        }
+        let shown = coded.cropped(width: 637, height: 359)
+        #expect(shown.width == 637 && shown.height == 359 && shown.buffer === coded.buffer)
+        // Offsets and strides of the coded picture; widths and rows of the shown one (chroma rounds up).
+        #expect(shown.layout[0] == Plane(offset: 0, stride: 640, width: 637, rows: 359))
+        #expect(shown.layout[1] == Plane(offset: 640 * 368, stride: 320, width: 319, rows: 180))
+        #expect(shown.layout[2] == Plane(offset: 640 * 368 + 320 * 184, stride: 320, width: 319, rows: 180))
+        #expect(shown.row(179, ofPlane: 2).allSatisfy { $0 == UInt8(truncatingIfNeeded: 179 + 100) })
+        #expect(shown.row(358, ofPlane: 0).count == 637)
+    }
+
     @Test func everyPixelFormatHasAsManyPlanesAsItsLayout() {
         for format in PixelFormat.allCases {
             let layout = PlaneLayout(format, width: 8, height: 8, rowAlignment: 1)
