@@ -25,7 +25,8 @@ public final class OpusDecoder: AudioDecoder {
     private let maxSamples: Int
     /// 2.5 ms at the output rate: the granule of concealment (libopus takes multiples of it).
     private let concealChunk: Int
-    /// Where libopus writes decoded samples before they are copied into a pooled frame.
+    /// Where libopus writes what does not go out whole (pre-skip, trimmed ends, concealment) before
+    /// the kept samples are copied into a pooled frame.
     private let scratch: UnsafeMutableRawBufferPointer
     /// The pre-skip at the output rate, and the output samples still to be dropped for it.
     private let skipAtOutputRate: Int
@@ -77,13 +78,25 @@ public final class OpusDecoder: AudioDecoder {
     /// Decodes one packet. A malformed packet throws `CodecError.library` (libopus's
     /// `OPUS_INVALID_PACKET` or `OPUS_BAD_ARG`); decoding can go on with the next one.
     public func decode(_ frame: EncodedFrame, emit: (AudioFrame) throws -> Void) throws {
-        let count = try withExtendedLifetime(frame) { try decodeIntoScratch(frame.bytes, samples: maxSamples, fec: false) }
-        var kept = count
-        if let duration = frame.duration {
-            let ticks = duration.rescaled(to: outputTimebase).value
-            if ticks >= 0 && ticks < Int64(count) { kept = Int(ticks) }
+        let time = startTime(of: frame)
+        let keptAtMost = frame.duration.map { $0.rescaled(to: outputTimebase).value }.flatMap { $0 >= 0 ? Int($0) : nil }
+        let decodedAside: Int? = try withExtendedLifetime(frame) {
+            // Past the pre-skip, a packet kept whole decodes straight into the frame it goes out in.
+            if skipRemaining == 0, let samples = try? packetSamples(frame.bytes, rate: output.sampleRate),
+               samples <= maxSamples, samples <= keptAtMost ?? samples {
+                let decoded = AudioFrame(sampleFormat: sampleFormat, sampleRate: output.sampleRate, channels: output.channels,
+                                         sampleCount: samples, pts: MediaTime(time, timebase: outputTimebase), pool: outputPool)
+                guard try decode(frame.bytes, into: decoded.bytes.baseAddress!, samples: samples, fec: false) == samples else {
+                    throw Opus.error(OPUS_INTERNAL_ERROR, "decode (fewer samples than the packet holds)")
+                }
+                nextTime = time + Int64(samples)
+                try emit(decoded)
+                return nil
+            }
+            return try decode(frame.bytes, into: scratch.baseAddress!, samples: maxSamples, fec: false)
         }
-        try emitScratch(count: kept, at: startTime(of: frame), emit)
+        guard let count = decodedAside else { return }
+        try emitScratch(count: Swift.min(count, keptAtMost ?? count), at: time, emit)
     }
 
     /// Decodes `frame`; when `recoveringLostPacketBefore` is true, first rebuilds the packet lost
@@ -110,7 +123,7 @@ public final class OpusDecoder: AudioDecoder {
             let span = Swift.min(total, maxSamples)
             nextTime = startTime(of: next) - Int64(total)
             try conceal(samples: total - span, emit)
-            let count = try decodeIntoScratch(next.bytes, samples: span, fec: true)
+            let count = try decode(next.bytes, into: scratch.baseAddress!, samples: span, fec: true)
             try emitScratch(count: count, at: nextTime, emit)
         }
     }
@@ -149,7 +162,7 @@ public final class OpusDecoder: AudioDecoder {
     private func conceal(samples: Int, _ emit: (AudioFrame) throws -> Void) throws {
         var remaining = samples
         while remaining > 0 {
-            let count = try decodeIntoScratch(nil, samples: Swift.min(remaining, maxSamples), fec: false)
+            let count = try decode(nil, into: scratch.baseAddress!, samples: Swift.min(remaining, maxSamples), fec: false)
             guard count > 0 else { break }
             try emitScratch(count: count, at: nextTime, emit)
             remaining -= count
@@ -167,9 +180,10 @@ public final class OpusDecoder: AudioDecoder {
         return Int(samples)
     }
 
-    /// Runs `opus_decode`/`opus_decode_float` into `scratch`: `packet` (nil for concealment), at most
-    /// `samples` per channel. Returns the samples decoded.
-    private func decodeIntoScratch(_ packet: UnsafeRawBufferPointer?, samples: Int, fec: Bool) throws -> Int {
+    /// Runs `opus_decode`/`opus_decode_float` into `target` (`scratch`, or a frame's samples):
+    /// `packet` (nil for concealment), at most `samples` per channel. Returns the samples decoded.
+    private func decode(_ packet: UnsafeRawBufferPointer?, into target: UnsafeMutableRawPointer, samples: Int,
+                        fec: Bool) throws -> Int {
         var data: UnsafePointer<UInt8>? = nil
         var length: Int32 = 0
         if let packet {
@@ -183,10 +197,10 @@ public final class OpusDecoder: AudioDecoder {
         let result: Int32
         switch sampleFormat {
         case .s16:
-            result = opus_decode(decoder, data, length, scratch.baseAddress!.assumingMemoryBound(to: Int16.self),
+            result = opus_decode(decoder, data, length, target.assumingMemoryBound(to: Int16.self),
                                  Int32(samples), fec ? 1 : 0)
         case .f32:
-            result = opus_decode_float(decoder, data, length, scratch.baseAddress!.assumingMemoryBound(to: Float.self),
+            result = opus_decode_float(decoder, data, length, target.assumingMemoryBound(to: Float.self),
                                        Int32(samples), fec ? 1 : 0)
         }
         guard result >= 0 else { throw Opus.error(result, packet == nil ? "decode (concealment)" : "decode") }
