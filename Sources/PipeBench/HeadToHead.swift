@@ -6,14 +6,22 @@
 /// After one unmeasured warm-up round, rounds run until `size.seconds` have been measured (at least two
 /// rounds when there is time for them), alternating which side goes first (ABBA), so that drift and
 /// noise spread over both. Rates are medians over rounds; the ratio is the median of the rounds' ratios.
+///
+/// A third side, `alone` (Sluice's codec object called in a plain loop, no graph), splits the gap in
+/// two when given: what the codec wrapper costs over the bare library (a picture copied out of a
+/// library that keeps its own), and what the graph costs over the wrapper. It runs in the same
+/// rounds, between the other two.
 public struct HeadToHead {
     public var sluiceRates: [Double] = []
     public var bareRates: [Double] = []
+    public var aloneRates: [Double] = []
 
-    /// Runs `sluice` and `bare` in alternation for `size`.
-    public static func run(_ size: RunSize, sluice: () throws -> Int, bare: () throws -> Int) throws -> HeadToHead {
+    /// Runs `sluice` and `bare` (and `alone`, if given) in alternation for `size`.
+    public static func run(_ size: RunSize, sluice: () throws -> Int, bare: () throws -> Int,
+                           alone: (() throws -> Int)? = nil) throws -> HeadToHead {
         _ = try sluice()
         _ = try bare()
+        _ = try alone?()
         var outcome = HeadToHead()
         var measured = 0.0
         var round = 0
@@ -26,9 +34,11 @@ public struct HeadToHead {
         while round < minimumRounds || measured < size.seconds {
             if round % 2 == 0 {
                 outcome.sluiceRates.append(try rate(sluice))
+                if let alone { outcome.aloneRates.append(try rate(alone)) }
                 outcome.bareRates.append(try rate(bare))
             } else {
                 outcome.bareRates.append(try rate(bare))
+                if let alone { outcome.aloneRates.append(try rate(alone)) }
                 outcome.sluiceRates.append(try rate(sluice))
             }
             round += 1
@@ -41,12 +51,19 @@ public struct HeadToHead {
     /// Median of the per-round ratios sluice/bare.
     public var ratio: Double { Self.median(zip(sluiceRates, bareRates).map { $0 / $1 }) }
 
-    /// The result of scenario `name`: "sluice" and "bare" rates in `unit`, and their ratio against `target`.
+    /// The result of scenario `name`: "sluice" and "bare" rates in `unit`, and their ratio against
+    /// `target`; with an `alone` side, its rate and the two parts of the ratio (medians of the rounds').
     public func result(_ name: String, unit: String, target: Double, notes: [String] = []) -> ScenarioResult {
-        ScenarioResult(scenario: name,
-                       metrics: [Metric("sluice", sluiceRate, unit: unit), Metric("bare", bareRate, unit: unit)],
-                       ratio: ratio, target: target,
-                       notes: notes + ["\(sluiceRates.count) rounds"])
+        var metrics = [Metric("sluice", sluiceRate, unit: unit), Metric("bare", bareRate, unit: unit)]
+        var notes = notes
+        if !aloneRates.isEmpty {
+            metrics += [Metric("codec alone", Self.median(aloneRates), unit: unit),
+                        Metric("codec alone/bare", Self.median(zip(aloneRates, bareRates).map { $0 / $1 }) * 100, unit: "%"),
+                        Metric("graph/codec alone", Self.median(zip(sluiceRates, aloneRates).map { $0 / $1 }) * 100, unit: "%")]
+            notes.append("codec alone: Sluice's codec object in a plain loop, no graph")
+        }
+        return ScenarioResult(scenario: name, metrics: metrics, ratio: ratio, target: target,
+                              notes: notes + ["\(sluiceRates.count) rounds"])
     }
 
     static func median(_ values: [Double]) -> Double {

@@ -9,11 +9,14 @@ public struct Workload {
     public var bitsPerUnit: Double?
     /// Further figures printed beside the two rates (a bound, a reference).
     public var extraMetrics: [Metric] = []
+    /// Sluice's codec object doing the same work in a plain loop, outside any graph (`HeadToHead`).
+    public var alone: (() throws -> Int)?
 
     public init(notes: [String] = [], bitsPerUnit: Double? = nil, sluice: @escaping () throws -> Int,
-                bare: @escaping () throws -> Int) {
+                bare: @escaping () throws -> Int, alone: (() throws -> Int)? = nil) {
         self.sluice = sluice
         self.bare = bare
+        self.alone = alone
         self.notes = notes
         self.bitsPerUnit = bitsPerUnit
     }
@@ -42,7 +45,7 @@ public struct HeadToHeadScenario: Scenario {
     public func run(_ size: RunSize) throws -> ScenarioResult {
         let start = ProcessClock.now()
         let workload = try prepare(size)
-        let outcome = try HeadToHead.run(size, sluice: workload.sluice, bare: workload.bare)
+        let outcome = try HeadToHead.run(size, sluice: workload.sluice, bare: workload.bare, alone: workload.alone)
         var result = outcome.result(name, unit: unit, target: target, notes: workload.notes)
         result.metrics += workload.extraMetrics
         if let bits = workload.bitsPerUnit {

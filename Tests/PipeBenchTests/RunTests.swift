@@ -13,6 +13,22 @@ import Testing
             #expect(result.metrics.allSatisfy { $0.value > 0 })
             #expect((result.ratio ?? 0) > 0)
         }
+        // A codec scenario also times the codec object alone and splits the gap in two.
+        let names = report.results[0].metrics.map(\.name)
+        #expect(names == ["sluice", "bare", "codec alone", "codec alone/bare", "graph/codec alone"])
+    }
+
+    @Test func aThirdSideRunsInEveryRoundAndSplitsTheRatio() throws {
+        var calls = (sluice: 0, bare: 0, alone: 0)
+        let outcome = try HeadToHead.run(RunSize(seconds: 0, frames: 1),
+                                         sluice: { calls.sluice += 1; usleep(4000); return 1 },
+                                         bare: { calls.bare += 1; usleep(1000); return 1 },
+                                         alone: { calls.alone += 1; usleep(2000); return 1 })
+        #expect(calls.sluice == calls.bare && calls.bare == calls.alone && calls.alone >= 2)
+        let metrics = Dictionary(uniqueKeysWithValues: outcome.result("x", unit: "u", target: 1).metrics.map { ($0.name, $0.value) })
+        // Sleeps of 4, 2 and 1 ms: the graph side at about half the alone side, which is at half the bare one.
+        #expect((20...75).contains(metrics["codec alone/bare"]!))
+        #expect((20...75).contains(metrics["graph/codec alone"]!))
     }
 }
 
