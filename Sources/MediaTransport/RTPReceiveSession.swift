@@ -89,6 +89,9 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
     /// session clock's: give the tracer the same clock.
     public var tracer: FrameTracer?
     private let clock: any MediaClock
+    /// Whether packets are timed by when the kernel had them (see `receive`): on the system's
+    /// clock only, so that a `ManualClock` run stays deterministic.
+    private let timesByKernelArrival: Bool
     private var jitterBuffer: JitterBuffer<Depacketizer>
     private var stream: (ssrc: UInt32, payloadType: UInt8)?
     private var probation: SourceProbation
@@ -129,6 +132,7 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
         self.configuration = configuration
         self.transport = transport
         self.clock = clock
+        timesByKernelArrival = clock is SystemClock
         jitterBuffer = JitterBuffer(depacketizer: depacketizer, configuration: configuration.jitterBuffer, pool: pool)
         stream = configuration.ssrc.map { ($0, configuration.payloadType ?? 0) }
         probation = SourceProbation(chosen: configuration.ssrc)
@@ -207,11 +211,14 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
     // MARK: Receiving
 
     /// Hands what the transport receives within `timeout`, and what else is already queued (a batch
-    /// at most), to `receiveRTP` and `receiveRTCP`; whether anything came.
+    /// at most), to `receiveRTP` and `receiveRTCP`; whether anything came. A packet arrived when the
+    /// kernel stamped it (SO_TIMESTAMPNS on `UDPRTPTransport`), which may be well before the read
+    /// when this thread was starved: the jitter (RFC 3550 §6.4.1), the frames' lateness, the round
+    /// trips from NACKs and the DLSR of reports are then of the network, not of the scheduler.
     @discardableResult
     func receive(timeout: ClockTime) throws -> Bool {
-        try transport.receive(timeout: timeout) { [self] packet in
-            let now = clock.now
+        try transport.receive(timeout: timeout, withQueueTimes: { [self] packet, queuedFor in
+            let now = timesByKernelArrival ? clock.now - queuedFor : clock.now
             switch packet {
             case .rtp(let bytes, let truncated): return handleRTP(bytes, truncated: truncated, at: now)
             case .rtcp(let bytes): return receiveRTCP(bytes, at: now)
@@ -219,7 +226,7 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
                 counts.unprotectFailures += 1
                 return false
             }
-        }
+        })
     }
 
     /// Takes one RTP packet, unprotected, that arrived at `now`, into the jitter buffer when it is of
