@@ -105,6 +105,9 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
     /// How long after a BYE its stream's packets queued behind it are still read before the end.
     private static var goodbyeDrainLimit: ClockTime { .milliseconds(500) }
     private var closed = false
+    /// When the last `receive` read a whole batch (more may wait in the kernel), the arrival of the
+    /// last datagram it read; nil when it read less, and the queue was empty.
+    private var readUpTo: ClockTime?
     /// The latest sender report of the stream's source: one instant as RTP time and NTP wall clock.
     private var senderClock: (rtpTimestamp: UInt32, ntp: NTPTimestamp)?
     /// Sender reports heard before probation chose a source (a sender's first SR often precedes
@@ -147,7 +150,10 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
     ///
     /// What is already queued is taken in first, before any frame is judged: when the calling thread
     /// was away (handing the last frame on, or starved on a busy machine), the retransmission a frame
-    /// waits for may be in the socket while the frame's deadline has passed on the clock.
+    /// waits for may be in the socket while the frame's deadline has passed on the clock. And while
+    /// more is queued than one read takes (a batch, so that a flood cannot hold this thread), frames
+    /// are judged at the arrival of the last datagram read instead of now: what is still queued
+    /// came after it, and a frame is not given up for packets that came in time and wait unread.
     public func next(until deadline: ClockTime) throws -> Event {
         try receive(timeout: .zero)
         while true {
@@ -159,7 +165,7 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
                 if try receive(timeout: .zero), now < heard + Self.goodbyeDrainLimit { continue }
                 goodbyeDraining = nil
             }
-            if let frame = jitterBuffer.nextFrame(at: goodbye ? .max : now) {
+            if let frame = jitterBuffer.nextFrame(at: goodbye ? .max : min(now, readUpTo ?? now)) {
                 if ptsOrigin == nil, let release = jitterBuffer.lastRelease {
                     ptsOrigin = release.rtpTimestamp &- UInt32(truncatingIfNeeded: frame.pts.value)
                 }
@@ -217,8 +223,11 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
     /// trips from NACKs and the DLSR of reports are then of the network, not of the scheduler.
     @discardableResult
     func receive(timeout: ClockTime) throws -> Bool {
-        try transport.receive(timeout: timeout, withQueueTimes: { [self] packet, queuedFor in
+        var count = 0, lastArrival = ClockTime.zero
+        defer { readUpTo = count >= UDPRTPTransport.batchLimit ? lastArrival : nil }
+        return try transport.receive(timeout: timeout, withQueueTimes: { [self] packet, queuedFor in
             let now = timesByKernelArrival ? clock.now - queuedFor : clock.now
+            (count, lastArrival) = (count + 1, now)
             switch packet {
             case .rtp(let bytes, let truncated): return handleRTP(bytes, truncated: truncated, at: now)
             case .rtcp(let bytes): return receiveRTCP(bytes, at: now)
