@@ -11,7 +11,8 @@ import MediaCore
 /// `SocketError`s that keep the `errno`.
 ///
 /// `send` and `receive` may be called from different threads at the same time (the kernel
-/// serialises them); `close()` must not race with them.
+/// serialises them), but `receive` from one thread at a time (it reads into the socket's one
+/// control buffer); `close()` must not race with them.
 public final class UDPSocket: @unchecked Sendable {
     private var descriptor: Int32
     /// The address the socket is bound to (with the port the kernel chose, when bound to port 0).
@@ -75,7 +76,7 @@ public final class UDPSocket: @unchecked Sendable {
     }
 
     /// Has the kernel stamp each datagram with its arrival time (SO_TIMESTAMPNS, socket(7)), which
-    /// `receive` then gives as `queuedFor`: a reader that was starved still learns when a datagram
+    /// `receiveStamped` then gives as `queuedFor`: a reader that was starved still learns when a datagram
     /// came, not when it was read.
     public func enableArrivalTimestamps() throws {
         let fd = try open()
