@@ -40,6 +40,10 @@ import MediaCore
 /// within the reorder allowance, the next sequence number is NACKed (a request for a packet not yet
 /// sent finds nothing to resend).
 ///
+/// **Retries.** A missing packet is asked for again every round trip for as long as an answer could
+/// still come before its frame is given up, however often its retransmissions are lost (RFC 4588
+/// §6.3), within `maxNACKsPerRoundTrip` entries per round trip; see `feedback(at:)`.
+///
 /// **Start.** When the first packet heard does not start a frame, the packets before it are NACKed
 /// one at a time back to the frame's start (with NACK on), so a stream whose very first packets
 /// were lost still starts at its first keyframe.
@@ -61,8 +65,11 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         public var maximumDelay: ClockTime
         /// Whether to NACK missing packets (and wait an RTT for them once a loss was seen).
         public var nack: Bool
-        /// NACKs sent for one packet before it is no longer asked for.
-        public var maxNACKRetries: Int
+        /// The most NACK entries (first requests, retries and tail probes together) sent within one
+        /// retry interval: feedback uses RTCP's bandwidth (RFC 4585 §3.2), so a hostile or heavy loss
+        /// pattern cannot make the receiver flood the sender. First requests go ahead of retries,
+        /// each oldest first; the rest wait for the next interval.
+        public var maxNACKsPerRoundTrip: Int
         /// Packets kept, rounded up to a power of two: the reordering window.
         public var capacity: Int
         /// The largest payload kept; larger packets are discarded.
@@ -76,12 +83,12 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         private var rtxSSRC: UInt32 = 0
 
         public init(minimumDelay: ClockTime = .milliseconds(10), maximumDelay: ClockTime = .milliseconds(1000),
-                    nack: Bool = true, maxNACKRetries: Int = 10, capacity: Int = 512, maxPacketSize: Int = 1500,
+                    nack: Bool = true, maxNACKsPerRoundTrip: Int = 128, capacity: Int = 512, maxPacketSize: Int = 1500,
                     rtx: (payloadType: UInt8, ssrc: UInt32)? = nil) {
             self.minimumDelay = minimumDelay
             self.maximumDelay = max(minimumDelay, maximumDelay)
             self.nack = nack
-            self.maxNACKRetries = maxNACKRetries
+            self.maxNACKsPerRoundTrip = max(1, maxNACKsPerRoundTrip)
             self.capacity = capacity
             self.maxPacketSize = maxPacketSize
             self.rtx = rtx
@@ -143,7 +150,12 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
     private var latenessMargin = ClockTime.zero
     /// When the last packet was kept, and the NACKs sent for the packet after the highest.
     private var lastArrival = ClockTime.zero
-    private var tailProbe: (sequence: Int64, count: Int, due: ClockTime)?
+    private var tailProbe: (sequence: Int64, due: ClockTime)?
+    /// When the last `maxNACKsPerRoundTrip` NACK entries went out, a ring whose oldest is at
+    /// `nackRingNext`: one more may go once the oldest is a retry interval old, so no window of one
+    /// retry interval holds more than the budget.
+    private var nackSendTimes: [ClockTime]
+    private var nackRingNext = 0
     /// Whether the first frame is being held past its playout time for a recovery in progress.
     private var heldForRecovery = false
     private var roundTripSamples = 0
@@ -175,6 +187,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         slots = PacketSlots(count: configuration.capacity, slotSize: max(1, configuration.maxPacketSize))
         entries = [Entry](repeating: Entry(), count: slots.count)
         nackList.reserveCapacity(slots.count)
+        nackSendTimes = [ClockTime](repeating: ClockTime(nanoseconds: Int64.min / 2), count: max(1, configuration.maxNACKsPerRoundTrip))
         reception = ReceptionStatistics(clockRate: Depacketizer.clockRate)
     }
 
@@ -501,34 +514,52 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
     // MARK: Feedback and timing
 
     /// The NACKs and keyframe request due at `now`. A missing packet is first asked for once the
-    /// reorder allowance has passed since a later packet showed the gap, then again every RTT, at
-    /// most `maxNACKRetries` times; it is forgotten when its frame is due.
+    /// reorder allowance has passed since a later packet showed the gap, then again every retry
+    /// interval (the RTT measured from first NACKs or reported, at least 10 ms) for as long as an
+    /// answer could still come before its frame's last chance (`lastChance`): no count limits the
+    /// retries, so a packet whose retransmissions are lost again and again is still recovered when
+    /// time allows, and it is asked for no more once an answer would come too late (RFC 4588 §6.3:
+    /// a receiver asks only for what would still be useful when it comes, the missing packet's
+    /// timestamp estimated from the packets around the gap, here the one after it; feedback loses
+    /// its value with time, RFC 4585 §3.2). It is forgotten when its frame is given up. At most
+    /// `maxNACKsPerRoundTrip` entries go out in any retry interval: first requests, then retries, each
+    /// oldest first.
     @_specialize(where Depacketizer == VP8Depacketizer)
     @_specialize(where Depacketizer == H264Depacketizer)
     @_specialize(where Depacketizer == OpusDepacketizer)
     public mutating func feedback(at now: ClockTime) -> Feedback {
         nackList.removeAll(keepingCapacity: true)
-        if configuration.nack && missingCount > 0 {
-            let retry = max(roundTripTime, .milliseconds(10))
+        let retry = retryInterval
+        // First requests before retries (a first request is likelier to bring the packet), each oldest first.
+        for pass in 0..<2 where configuration.nack && missingCount > 0 {
+            let firstRequests = pass == 0
+            var following = FollowingHeld()
             for sequence in base...highest {
+                guard nackBudgetRenewal <= now else { break }
                 let index = slots.index(Int(truncatingIfNeeded: sequence))
-                guard entries[index].state == .missing, entries[index].nackCount < configuration.maxNACKRetries,
-                      entries[index].nackDue <= now else { continue }
+                guard entries[index].state == .missing, entries[index].nackDue <= now,
+                      (entries[index].nackCount == 0) == firstRequests else { continue }
+                if let timestamp = followingHeldTimestamp(after: sequence, cursor: &following), now + retry > lastChance(timestamp) {
+                    entries[index].nackDue = .max  // an answer would come too late: asked for no more
+                    continue
+                }
                 if entries[index].nackCount == 0 { counters.nacked += 1 }
                 lossSeen = true
-                counters.nackRequests += 1
+                noteNACKSent(at: now)
                 entries[index].nackCount += 1
                 entries[index].nackDue = now + retry
                 if entries[index].nackCount == 1 { entries[index].nackedAt = now }
                 nackList.append(UInt16(truncatingIfNeeded: sequence))
             }
         }
-        if let due = tailProbeDue, due <= now {
-            let sequence = highest + 1
-            let count = tailProbe?.sequence == sequence ? tailProbe!.count + 1 : 1
-            tailProbe = (sequence, count, now + max(roundTripTime, .milliseconds(10)))
-            counters.nackRequests += 1
-            nackList.append(UInt16(truncatingIfNeeded: sequence))
+        if let due = tailProbeDue, due <= now, nackBudgetRenewal <= now {
+            if now + retry <= lastChance(entry(highest).timestamp) {
+                tailProbe = (highest + 1, now + retry)
+                noteNACKSent(at: now)
+                nackList.append(UInt16(truncatingIfNeeded: highest + 1))
+            } else {
+                tailProbe = (highest + 1, .max)
+            }
         }
         let keyframeRequest = keyframeRequestDue.map { $0 <= now } ?? false
         if keyframeRequest {
@@ -536,6 +567,37 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
             counters.keyframeRequests += 1
         }
         return Feedback(nacks: nackList, keyframeRequest: keyframeRequest)
+    }
+
+    /// The time between two NACKs for one packet: the round trip, at least 10 ms.
+    private var retryInterval: ClockTime { max(roundTripTime, .milliseconds(10)) }
+
+    /// When the NACK budget allows one more entry (see `nackSendTimes`).
+    private var nackBudgetRenewal: ClockTime { nackSendTimes[nackRingNext] + retryInterval }
+
+    private mutating func noteNACKSent(at now: ClockTime) {
+        counters.nackRequests += 1
+        nackSendTimes[nackRingNext] = now
+        nackRingNext = nackRingNext + 1 == nackSendTimes.count ? 0 : nackRingNext + 1
+    }
+
+    /// Where `followingHeldTimestamp` left off.
+    private struct FollowingHeld {
+        var sequence = Int64.min
+        var timestamp: Int64?
+    }
+
+    /// The RTP time of the first held packet above `sequence` (nil when none is): the latest a
+    /// packet missing at `sequence` can belong to, whose frame is given up no earlier than that
+    /// packet's. Called with rising numbers, it goes on from where `cursor` left off: one pass
+    /// over the window serves a loop over it.
+    private func followingHeldTimestamp(after sequence: Int64, cursor: inout FollowingHeld) -> Int64? {
+        if cursor.sequence <= sequence {
+            var next = max(sequence + 1, cursor.sequence + 1)
+            while next <= highest && entry(next).state != .held { next += 1 }
+            cursor = FollowingHeld(sequence: next, timestamp: next <= highest ? entry(next).timestamp : nil)
+        }
+        return cursor.timestamp
     }
 
     /// When to call `nextFrame` and `feedback` again: the earliest of the next playout or give-up
@@ -552,28 +614,35 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         case .complete(let start, _, let timestamp, _):
             note(start == base ? playoutTime(timestamp) : max(playoutTime(timestamp), giveUpTime(timestamp, missingThrough: start - 1)))
         }
+        // NACKs over the budget wait until it allows them.
+        let renewal = nackBudgetRenewal
         if configuration.nack && missingCount > 0 {
             for sequence in base...highest {
                 let entry = entry(sequence)
-                if entry.state == .missing && entry.nackCount < configuration.maxNACKRetries { note(entry.nackDue) }
+                if entry.state == .missing && entry.nackDue != .max { note(max(entry.nackDue, renewal)) }
             }
         }
         note(keyframeRequestDue)
-        note(tailProbeDue)
+        note(tailProbeDue.map { max($0, renewal) })
         return deadline
     }
 
-    /// When to NACK the packet after the highest: when the highest leaves its video frame open (no
-    /// marker) and nothing followed within the reorder allowance. Its frame's last packet may be
-    /// lost, and only the next frame would show it, a frame interval later; if it was not sent yet,
-    /// the sender has nothing to resend and the request costs nothing.
+    /// Whether the highest packet leaves its video frame open (no marker): its frame's last packet
+    /// may be lost, and only the next frame would show it, a frame interval later.
+    private var tailIsOpen: Bool {
+        configuration.nack && !Depacketizer.eachPayloadIsAFrame && highest >= base
+            && entry(highest).state == .held && !entry(highest).marker
+    }
+
+    /// When to NACK the packet after the highest, while the tail is open: once nothing followed
+    /// within the reorder allowance, then every retry interval, as missing packets are. If it was
+    /// not sent yet, the sender has nothing to resend and the request costs nothing.
     private var tailProbeDue: ClockTime? {
-        guard configuration.nack, !Depacketizer.eachPayloadIsAFrame, highest >= base,
-              entry(highest).state == .held, !entry(highest).marker else { return nil }
+        guard tailIsOpen else { return nil }
         guard let tailProbe, tailProbe.sequence == highest + 1 else {
             return lastArrival + reorderAllowance + .milliseconds(5)
         }
-        return tailProbe.count < configuration.maxNACKRetries ? tailProbe.due : nil
+        return tailProbe.due == .max ? nil : tailProbe.due
     }
 
     private var keyframeRequestDue: ClockTime? {
@@ -595,7 +664,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
     /// The delay added to a frame's expected arrival; see the type's documentation.
     public var targetDelay: ClockTime {
         let jitter = ClockTime.seconds(4 * reception.jitterSeconds)
-        let retry = max(roundTripTime, .milliseconds(10))
+        let retry = retryInterval
         let retransmission = configuration.nack && lossSeen ? retry + retry + reorderAllowance + jitter : .zero
         return min(max(max(jitter, retransmission) + latenessMargin, configuration.minimumDelay), configuration.maximumDelay)
     }
@@ -606,25 +675,33 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
     }
 
     /// When a frame of RTP time `timestamp` that lacks packets from `base` through `last` (and maybe
-    /// after) is given up: at its playout time, unless NACKs for what it lacks are still running;
-    /// then (video only) as late as its expected arrival plus the maximum delay. Waiting delays the
-    /// frames after it too, but a lost video frame costs every frame up to the next keyframe, where a
-    /// lost audio packet costs only its own concealment.
+    /// after) is given up: at its last chance while what it lacks is being asked for, else at its
+    /// playout time.
     private func giveUpTime(_ timestamp: Int64, missingThrough last: Int64) -> ClockTime {
+        isRecovering(through: last) ? lastChance(timestamp) : playoutTime(timestamp)
+    }
+
+    /// The latest a frame of RTP time `timestamp` may be released: its playout time, or with NACK on
+    /// (video only) its expected arrival plus the maximum delay. Waiting delays the frames after it
+    /// too, but a lost video frame costs every frame up to the next keyframe, where a lost audio
+    /// packet costs only its own concealment.
+    private func lastChance(_ timestamp: Int64) -> ClockTime {
         let due = playoutTime(timestamp)
-        guard configuration.nack, !Depacketizer.eachPayloadIsAFrame, isRecovering(through: last) else { return due }
+        guard configuration.nack, !Depacketizer.eachPayloadIsAFrame else { return due }
         return max(due, ClockTime(nanoseconds: nanoseconds(timestamp) + minimumTransit) + configuration.maximumDelay)
     }
 
-    /// Whether a packet missing from `base` through `last`, or right after it, will still be NACKed
-    /// (or, when `last` is the highest and leaves its frame open, the packet after it).
+    /// Whether a packet is missing from `base` through `last`, or right after it (or, when `last` is
+    /// the highest and leaves its frame open, the packet after it may be): it is asked for, or was
+    /// and its answer may still come.
     private func isRecovering(through last: Int64) -> Bool {
-        if last == highest && tailProbeDue != nil { return true }
+        guard configuration.nack else { return false }
+        if last == highest && tailIsOpen { return true }
         var sequence = base
         while sequence <= highest {
             let entry = entry(sequence)
             if entry.state == .missing {
-                if entry.nackCount < configuration.maxNACKRetries { return true }
+                return true
             } else if sequence > last {
                 break
             }

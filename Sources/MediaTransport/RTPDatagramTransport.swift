@@ -52,6 +52,12 @@ public protocol RTPDatagramTransport: AnyObject, Sendable {
     /// RTP, RFC 4961) learns it only from those.
     func receive(timeout: ClockTime?, _ deliver: (RTPTransportPacket) -> Bool) throws -> Bool
 
+    /// `receive(timeout:_:)` that also says how long each packet waited in the kernel before it was
+    /// read (its arrival stamp against the time of the read): a receiver starved of CPU then still
+    /// times packets by when they came, not when it got to them (RFC 3550 §6.4.1's jitter is of
+    /// arrivals). Zero when the transport cannot tell; by default it never can.
+    func receive(timeout: ClockTime?, withQueueTimes deliver: (RTPTransportPacket, ClockTime) -> Bool) throws -> Bool
+
     /// When the transport next has work of its own to do (nil: none).
     var nextDue: ClockTime? { get }
     /// Does the transport's work due by `now` (sends packets an impairment held back until then).
@@ -105,6 +111,10 @@ extension RTPDatagramTransport {
     public var sentProtection: SRTPStatistics? { nil }
     public var receivedProtection: SRTPStatistics? { nil }
     public var impairment: ImpairmentStatistics? { nil }
+
+    public func receive(timeout: ClockTime?, withQueueTimes deliver: (RTPTransportPacket, ClockTime) -> Bool) throws -> Bool {
+        try receive(timeout: timeout) { deliver($0, .zero) }
+    }
 
     /// Sends `packets` as one compound RTCP packet (RFC 3550 §6.1). RTCP is a few packets a second:
     /// the datagram is built in a fresh array.

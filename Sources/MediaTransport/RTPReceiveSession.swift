@@ -89,6 +89,9 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
     /// session clock's: give the tracer the same clock.
     public var tracer: FrameTracer?
     private let clock: any MediaClock
+    /// Whether packets are timed by when the kernel had them (see `receive`): on the system's
+    /// clock only, so that a `ManualClock` run stays deterministic.
+    private let timesByKernelArrival: Bool
     private var jitterBuffer: JitterBuffer<Depacketizer>
     private var stream: (ssrc: UInt32, payloadType: UInt8)?
     private var probation: SourceProbation
@@ -102,6 +105,9 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
     /// How long after a BYE its stream's packets queued behind it are still read before the end.
     private static var goodbyeDrainLimit: ClockTime { .milliseconds(500) }
     private var closed = false
+    /// When the last `receive` read a whole batch (more may wait in the kernel), the arrival of the
+    /// last datagram it read; nil when it read less, and the queue was empty.
+    private var readUpTo: ClockTime?
     /// The latest sender report of the stream's source: one instant as RTP time and NTP wall clock.
     private var senderClock: (rtpTimestamp: UInt32, ntp: NTPTimestamp)?
     /// Sender reports heard before probation chose a source (a sender's first SR often precedes
@@ -129,6 +135,7 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
         self.configuration = configuration
         self.transport = transport
         self.clock = clock
+        timesByKernelArrival = clock is SystemClock
         jitterBuffer = JitterBuffer(depacketizer: depacketizer, configuration: configuration.jitterBuffer, pool: pool)
         stream = configuration.ssrc.map { ($0, configuration.payloadType ?? 0) }
         probation = SourceProbation(chosen: configuration.ssrc)
@@ -143,7 +150,10 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
     ///
     /// What is already queued is taken in first, before any frame is judged: when the calling thread
     /// was away (handing the last frame on, or starved on a busy machine), the retransmission a frame
-    /// waits for may be in the socket while the frame's deadline has passed on the clock.
+    /// waits for may be in the socket while the frame's deadline has passed on the clock. And while
+    /// more is queued than one read takes (a batch, so that a flood cannot hold this thread), frames
+    /// are judged at the arrival of the last datagram read instead of now: what is still queued
+    /// came after it, and a frame is not given up for packets that came in time and wait unread.
     public func next(until deadline: ClockTime) throws -> Event {
         try receive(timeout: .zero)
         while true {
@@ -155,7 +165,7 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
                 if try receive(timeout: .zero), now < heard + Self.goodbyeDrainLimit { continue }
                 goodbyeDraining = nil
             }
-            if let frame = jitterBuffer.nextFrame(at: goodbye ? .max : now) {
+            if let frame = jitterBuffer.nextFrame(at: goodbye ? .max : min(now, readUpTo ?? now)) {
                 if ptsOrigin == nil, let release = jitterBuffer.lastRelease {
                     ptsOrigin = release.rtpTimestamp &- UInt32(truncatingIfNeeded: frame.pts.value)
                 }
@@ -207,11 +217,17 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
     // MARK: Receiving
 
     /// Hands what the transport receives within `timeout`, and what else is already queued (a batch
-    /// at most), to `receiveRTP` and `receiveRTCP`; whether anything came.
+    /// at most), to `receiveRTP` and `receiveRTCP`; whether anything came. A packet arrived when the
+    /// kernel stamped it (SO_TIMESTAMPNS on `UDPRTPTransport`), which may be well before the read
+    /// when this thread was starved: the jitter (RFC 3550 §6.4.1), the frames' lateness, the round
+    /// trips from NACKs and the DLSR of reports are then of the network, not of the scheduler.
     @discardableResult
     func receive(timeout: ClockTime) throws -> Bool {
-        try transport.receive(timeout: timeout) { [self] packet in
-            let now = clock.now
+        var count = 0, lastArrival = ClockTime.zero
+        defer { readUpTo = count >= UDPRTPTransport.batchLimit ? lastArrival : nil }
+        return try transport.receive(timeout: timeout, withQueueTimes: { [self] packet, queuedFor in
+            let now = timesByKernelArrival ? clock.now - queuedFor : clock.now
+            (count, lastArrival) = (count + 1, now)
             switch packet {
             case .rtp(let bytes, let truncated): return handleRTP(bytes, truncated: truncated, at: now)
             case .rtcp(let bytes): return receiveRTCP(bytes, at: now)
@@ -219,7 +235,7 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
                 counts.unprotectFailures += 1
                 return false
             }
-        }
+        })
     }
 
     /// Takes one RTP packet, unprotected, that arrived at `now`, into the jitter buffer when it is of

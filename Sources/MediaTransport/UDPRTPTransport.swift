@@ -62,12 +62,15 @@ public final class UDPRTPTransport: RTPDatagramTransport, @unchecked Sendable {
     }
 
     /// The transport of `RTPReceiveSession(depacketizer:configuration:)`: binds `configuration.local`
-    /// (and its RTCP port), with a 4 MiB kernel receive buffer for bursts, and learns where feedback
-    /// goes unless `configuration.remoteRTCP` says.
+    /// (and its RTCP port), with `receiveBufferSize` for bursts and the kernel's arrival stamps on,
+    /// and learns where feedback goes unless `configuration.remoteRTCP` says.
     public convenience init<Depacketizer>(receiving configuration: RTPReceiveSession<Depacketizer>.Configuration) throws {
         let sockets = try RTPSessionSockets(local: configuration.local, multiplexed: configuration.multiplexed,
                                             rtcpPort: configuration.rtcpPort)
-        try? sockets.rtp.setReceiveBufferSize(4 << 20)
+        for socket in sockets.isMultiplexed ? [sockets.rtp] : [sockets.rtp, sockets.rtcp] {
+            try? socket.enableArrivalTimestamps()
+        }
+        try? sockets.rtp.setReceiveBufferSize(Self.receiveBufferSize)
         do {
             try self.init(sockets: sockets, remote: nil, remoteRTCP: configuration.remoteRTCP, learnsRemote: true,
                           receivesRTP: true, srtp: configuration.srtp)
@@ -76,6 +79,13 @@ public final class UDPRTPTransport: RTPDatagramTransport, @unchecked Sendable {
             throw error
         }
     }
+
+    /// The kernel receive buffer a receiver asks for on its RTP socket: 4 MiB, what an unprivileged
+    /// process may set where `net.core.rmem_max` is raised to it (the kernel caps the request at
+    /// rmem_max, 208 KiB by default, and doubles it; SO_RCVBUFFORCE needs CAP_NET_ADMIN). It
+    /// holds over a second of a 20 Mbit/s stream while the reader is starved, or a flood's
+    /// garbage beside it.
+    public static var receiveBufferSize: Int { 4 << 20 }
 
     public var rtpOverhead: Int { outbound?.rtpOverhead ?? 0 }
     public var rtcpOverhead: Int { outbound?.rtcpOverhead ?? 0 }
@@ -132,6 +142,12 @@ public final class UDPRTPTransport: RTPDatagramTransport, @unchecked Sendable {
     /// `batchLimit` datagrams a socket: RTCP first when it has a port of its own. A sender reads its
     /// RTCP port only.
     public func receive(timeout: ClockTime?, _ deliver: (RTPTransportPacket) -> Bool) throws -> Bool {
+        try receive(timeout: timeout, withQueueTimes: { packet, _ in deliver(packet) })
+    }
+
+    /// `receive(timeout:_:)`, with how long each datagram waited in the kernel (zero without its
+    /// arrival stamp: a sender's sockets, which do not ask for them).
+    public func receive(timeout: ClockTime?, withQueueTimes deliver: (RTPTransportPacket, ClockTime) -> Bool) throws -> Bool {
         guard receivesRTP else {
             return try receiveBatch(on: sockets.rtcp, timeout: timeout, isRTCP: { _ in true }, deliver)
         }
@@ -150,7 +166,7 @@ public final class UDPRTPTransport: RTPDatagramTransport, @unchecked Sendable {
     /// Reads what arrives on `socket` within `timeout` and what else is queued, at most `batchLimit`
     /// datagrams; whether any came.
     private func receiveBatch(on socket: UDPSocket, timeout: ClockTime?, isRTCP: (UnsafeRawBufferPointer) -> Bool,
-                              _ deliver: (RTPTransportPacket) -> Bool) throws -> Bool {
+                              _ deliver: (RTPTransportPacket, ClockTime) -> Bool) throws -> Bool {
         var count = 0
         while count < Self.batchLimit, try receiveDatagram(on: socket, timeout: count == 0 ? timeout : .zero, isRTCP: isRTCP, deliver) {
             count += 1
@@ -162,14 +178,15 @@ public final class UDPRTPTransport: RTPDatagramTransport, @unchecked Sendable {
     /// decrypts it when SRTP is on, hands it on as RTP or RTCP, and learns the return address from it
     /// when the session took it.
     private func receiveDatagram(on socket: UDPSocket, timeout: ClockTime?, isRTCP: (UnsafeRawBufferPointer) -> Bool,
-                                 _ deliver: (RTPTransportPacket) -> Bool) throws -> Bool {
-        guard let received = try datagram.withUnsafeMutableBytes({ try socket.receive(into: $0, timeout: timeout) }) else {
+                                 _ deliver: (RTPTransportPacket, ClockTime) -> Bool) throws -> Bool {
+        guard let received = try datagram.withUnsafeMutableBytes({ try socket.receiveStamped(into: $0, timeout: timeout) }) else {
             return false
         }
+        let queuedFor = received.queuedFor ?? .zero
         let outcome = datagram.withUnsafeMutableBytes { raw -> (rtcp: Bool, accepted: Bool) in
             let rtcp = isRTCP(UnsafeRawBufferPointer(rebasing: raw[0..<received.count]))
             return (rtcp, RTPTransportPacket.unprotect(raw, length: received.count, rtcp: rtcp, truncated: received.truncated,
-                                                       with: inbound, to: deliver))
+                                                       with: inbound, to: { deliver($0, queuedFor) }))
         }
         if outcome.accepted { learn(from: received.from, rtcp: outcome.rtcp) }
         return true

@@ -11,11 +11,15 @@ import MediaCore
 /// `SocketError`s that keep the `errno`.
 ///
 /// `send` and `receive` may be called from different threads at the same time (the kernel
-/// serialises them); `close()` must not race with them.
+/// serialises them), but `receive` from one thread at a time (it reads into the socket's one
+/// control buffer); `close()` must not race with them.
 public final class UDPSocket: @unchecked Sendable {
     private var descriptor: Int32
     /// The address the socket is bound to (with the port the kernel chose, when bound to port 0).
     public let localAddress: SocketAddress
+    /// Room for the ancillary data `recvmsg` returns (the kernel's arrival stamp), allocated once.
+    private let control = UnsafeMutableRawPointer.allocate(byteCount: UDPSocket.controlSize, alignment: MemoryLayout<Int>.alignment)
+    private static var controlSize: Int { 64 }
 
     /// A socket bound to `address`; port 0 lets the kernel choose one (see `localAddress`).
     public init(bindingTo address: SocketAddress) throws {
@@ -39,7 +43,10 @@ public final class UDPSocket: @unchecked Sendable {
         }
     }
 
-    deinit { close() }
+    deinit {
+        close()
+        control.deallocate()
+    }
 
     /// Closes the socket; later calls fail with `SocketError.closed`.
     public func close() {
@@ -57,6 +64,28 @@ public final class UDPSocket: @unchecked Sendable {
         }
     }
 
+    /// The kernel's receive buffer as it reports it (SO_RCVBUF: Linux doubles what was asked for,
+    /// after capping it at `net.core.rmem_max`, for its bookkeeping).
+    public var receiveBufferSize: Int {
+        get throws {
+            let fd = try open()
+            var value: Int32 = 0, length = socklen_t(MemoryLayout<Int32>.size)
+            _ = try retryingInterrupts("getsockopt SO_RCVBUF") { getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &value, &length) }
+            return Int(value)
+        }
+    }
+
+    /// Has the kernel stamp each datagram with its arrival time (SO_TIMESTAMPNS, socket(7)), which
+    /// `receiveStamped` then gives as `queuedFor`: a reader that was starved still learns when a datagram
+    /// came, not when it was read.
+    public func enableArrivalTimestamps() throws {
+        let fd = try open()
+        var on: Int32 = 1
+        try retryingInterrupts("setsockopt SO_TIMESTAMPNS") {
+            setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, socklen_t(MemoryLayout<Int32>.size))
+        }
+    }
+
     /// Sends one datagram of `bytes` to `address`.
     public func send(_ bytes: UnsafeRawBufferPointer, to address: SocketAddress) throws {
         let fd = try open()
@@ -71,20 +100,59 @@ public final class UDPSocket: @unchecked Sendable {
     public func receive(into buffer: UnsafeMutableRawBufferPointer, timeout: ClockTime?) throws
         -> (count: Int, from: SocketAddress, truncated: Bool)?
     {
+        try receiveStamped(into: buffer, timeout: timeout).map { ($0.count, $0.from, $0.truncated) }
+    }
+
+    /// `receive(into:timeout:)`, also saying how long the datagram had waited in the kernel when it
+    /// was read: the time of the read less the kernel's arrival stamp (with
+    /// `enableArrivalTimestamps()`; nil without a stamp, or when the wall clock was stepped between
+    /// the two). Both are `CLOCK_REALTIME`, so the difference holds on any clock: the arrival is
+    /// that much before the reader's now. No allocation: the control buffer is the socket's own.
+    public func receiveStamped(into buffer: UnsafeMutableRawBufferPointer, timeout: ClockTime?) throws
+        -> (count: Int, from: SocketAddress, truncated: Bool, queuedFor: ClockTime?)?
+    {
         let fd = try open()
         if let timeout {
             var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let milliseconds = Int32(clamping: max(0, (timeout.nanoseconds + 999_999) / 1_000_000))
             guard try retryingInterrupts("poll", { poll(&poller, 1, milliseconds) }) > 0 else { return nil }
         }
-        var storage = sockaddr_storage(), length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        let count = try withUnsafeMutableBytes(of: &storage) { raw in
-            try retryingInterrupts("receive") {
-                recvfrom(fd, buffer.baseAddress, buffer.count, Int32(MSG_TRUNC),
-                         raw.baseAddress!.assumingMemoryBound(to: sockaddr.self), &length)
+        var storage = sockaddr_storage()
+        var vector = iovec(iov_base: buffer.baseAddress, iov_len: buffer.count)
+        var message = msghdr()
+        let count = try withUnsafeMutableBytes(of: &storage) { address in
+            try withUnsafeMutablePointer(to: &vector) { vector in
+                message = msghdr(msg_name: address.baseAddress, msg_namelen: socklen_t(address.count), msg_iov: vector,
+                                 msg_iovlen: 1, msg_control: control, msg_controllen: Self.controlSize, msg_flags: 0)
+                return try retryingInterrupts("receive") { recvmsg(fd, &message, Int32(MSG_TRUNC)) }
             }
         }
-        return (min(count, buffer.count), SocketAddress(storage: storage, length: length), count > buffer.count)
+        let queuedFor = Self.arrivalStamp(in: UnsafeRawBufferPointer(start: control, count: min(Int(message.msg_controllen), Self.controlSize)))
+            .flatMap { stamp -> ClockTime? in
+                var now = timespec()
+                clock_gettime(CLOCK_REALTIME, &now)
+                let waited = (Int64(now.tv_sec) - Int64(stamp.tv_sec)) * 1_000_000_000 + Int64(now.tv_nsec) - Int64(stamp.tv_nsec)
+                return waited >= 0 && waited < 60_000_000_000 ? ClockTime(nanoseconds: waited) : nil
+            }
+        return (min(count, buffer.count), SocketAddress(storage: storage, length: message.msg_namelen), count > buffer.count, queuedFor)
+    }
+
+    /// The SCM_TIMESTAMPNS stamp among the control messages `control` holds, walked as glibc's
+    /// CMSG_FIRSTHDR, CMSG_NXTHDR and CMSG_DATA walk them (macros Swift cannot call): a `cmsghdr`,
+    /// its data after it, the next header at the length aligned to `size_t`.
+    private static func arrivalStamp(in control: UnsafeRawBufferPointer) -> timespec? {
+        let header = MemoryLayout<cmsghdr>.size, align = MemoryLayout<Int>.size
+        var offset = 0
+        while offset + header <= control.count {
+            let message = control.loadUnaligned(fromByteOffset: offset, as: cmsghdr.self)
+            let length = Int(message.cmsg_len)
+            guard length >= header, offset + length <= control.count else { return nil }
+            if message.cmsg_level == SOL_SOCKET, message.cmsg_type == SCM_TIMESTAMPNS, length - header >= MemoryLayout<timespec>.size {
+                return control.loadUnaligned(fromByteOffset: offset + header, as: timespec.self)
+            }
+            offset += (length + align - 1) & ~(align - 1)
+        }
+        return nil
     }
 
     /// Waits up to `timeout` until this socket or `other` has a datagram to read, and says which

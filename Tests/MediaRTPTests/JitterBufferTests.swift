@@ -179,25 +179,100 @@ private func expectBytes(_ frames: [EncodedFrame], _ expected: [[UInt8]], source
         #expect(link.buffer.currentRoundTripTime == retry + ms(30) - first)
     }
 
-    @Test func nackRetriesAreSpacedByTheRoundTripAndStopAtTheLimit() throws {
-        var link = try vp8Link(configuration: .init(minimumDelay: ms(800), maxNACKRetries: 3))
+    /// Runs `link`'s buffer from deadline to deadline until `until`, asking for what it NACKs and
+    /// releasing what is due; `answer` says what to do with each NACK of `watched` (its ordinal and
+    /// time): the retransmission's arrival time, or nil when it is lost too. Returns the NACK times
+    /// for `watched` and when a packet was first given up.
+    private static func run(_ link: inout Link<VP8Packetizer, VP8Depacketizer>, until end: ClockTime, watching watched: UInt16,
+                            answer: (Int, ClockTime) -> ClockTime?) throws -> (nacks: [ClockTime], givenUp: ClockTime?) {
+        var nackTimes: [ClockTime] = [], givenUp: ClockTime?
+        var pending: [(at: ClockTime, bytes: [UInt8])] = []
+        var now = ClockTime.zero
+        for _ in 0..<10_000 {  // bounded: a deadline stuck in the past would spin
+            let next = min(link.buffer.nextDeadline ?? .max, pending.map(\.at).min() ?? .max)
+            guard next < end else { return (nackTimes, givenUp) }
+            now = max(now, next)
+            for arrival in pending where arrival.at <= now { try link.insert(arrival.bytes, at: arrival.at) }
+            pending.removeAll { $0.at <= now }
+            let nacks = link.buffer.feedback(at: now).nacks
+            if nacks.contains(watched) {
+                nackTimes.append(now)
+                if let at = answer(nackTimes.count, now) { pending.append((at, try link.retransmissions(for: [watched])[0])) }
+            }
+            link.drain(at: now)
+            if givenUp == nil && link.buffer.statistics.lost > 0 { givenUp = now }
+        }
+        Issue.record("the deadlines never passed \(end)")
+        return (nackTimes, givenUp)
+    }
+
+    @Test func aPacketWhoseRetransmissionsAreLostTwelveTimesIsStillRecovered() throws {
+        var link = try vp8Link()  // maximum delay 1 s: a video frame waits that long for what it lacks
+        link.buffer.updateRoundTripTime(ms(30))
+        let frame = vp8Frame(0, 2500, true)
+        let packets = try link.send(frame)
+        try link.insert(packets[0], at: .zero)
+        try link.insert(packets[2], at: .zero)
+        // The first 12 retransmissions are lost too (a flood makes the kernel drop them); the 13th comes.
+        let run = try Self.run(&link, until: ms(2000), watching: 1001) { count, now in count > 12 ? now + ms(15) : nil }
+        #expect(run.nacks.count == 13)
+        #expect(run.nacks.first == ms(5), "first asked for after the reorder allowance")
+        #expect(zip(run.nacks, run.nacks.dropFirst()).allSatisfy { $1 - $0 == ms(30) }, "retries one RTT apart")
+        expectBytes(link.released, [Array(frame.bytes)])
+        #expect(link.buffer.statistics.lost == 0 && link.buffer.statistics.recovered == 1 && run.givenUp == nil)
+    }
+
+    @Test func nackRetriesStopWhenNoAnswerCouldComeBeforeTheFrameIsGivenUp() throws {
+        var link = try vp8Link(configuration: .init(minimumDelay: ms(10), maximumDelay: ms(300)))
         link.buffer.updateRoundTripTime(ms(50))
         let packets = try link.send(vp8Frame(0, 2500, true))
         try link.insert(packets[0], at: .zero)
         try link.insert(packets[2], at: .zero)
-        var nackTimes: [ClockTime] = []
-        var now = ClockTime.zero
-        while let deadline = link.buffer.nextDeadline, deadline < ms(1000) {
-            now = max(now, deadline)
-            if !link.buffer.feedback(at: now).nacks.isEmpty { nackTimes.append(now) }
-            link.drain(at: now)
-        }
-        #expect(nackTimes == [ms(5), ms(55), ms(105)])
-        #expect(link.buffer.statistics.nackRequests == 3 && link.buffer.statistics.nacked == 1)
-        // Given up when the frame was due: 800 ms after its arrival.
+        let run = try Self.run(&link, until: ms(1000), watching: 1001) { _, _ in nil }
+        // Every RTT while an answer could still come by the frame's last chance (its expected
+        // arrival plus the maximum delay, 300 ms): the last at 205 ms, since one at 255 ms would be answered too late.
+        #expect(run.nacks == [ms(5), ms(55), ms(105), ms(155), ms(205)])
+        #expect(link.buffer.statistics.nackRequests == 5 && link.buffer.statistics.nacked == 1)
+        #expect(run.givenUp == ms(300), "given up at its last chance, not when the NACKs stopped")
         #expect(link.buffer.statistics.lost == 1 && link.buffer.statistics.framesDropped == 1)
-        #expect(now == ms(800))
         #expect(link.released.isEmpty)
+    }
+
+    @Test func nackRetriesFollowTheRoundTripMeasuredFromTheFirstNACK() throws {
+        var link = try vp8Link()
+        let key = vp8Frame(0, 2500, true), delta = vp8Frame(1, 2500, false)
+        let keyPackets = try link.send(key), deltaPackets = try link.send(delta)
+        try link.insert(keyPackets[0], at: .zero)
+        try link.insert(keyPackets[2], at: .zero)
+        #expect(link.buffer.feedback(at: ms(5)).nacks == [1001])
+        try link.insert(try link.retransmissions(for: [1001])[0], at: ms(45))  // a 40 ms round trip
+        #expect(link.buffer.currentRoundTripTime == ms(40))
+        try link.insert(deltaPackets[0], at: ms(50))
+        try link.insert(deltaPackets[2], at: ms(50))
+        let run = try Self.run(&link, until: ms(400), watching: 1004) { count, now in count == 4 ? now + ms(40) : nil }
+        #expect(run.nacks.count == 4)
+        #expect(zip(run.nacks, run.nacks.dropFirst()).allSatisfy { $1 - $0 == ms(40) }, "retries one measured RTT apart")
+        expectBytes(link.released, [Array(key.bytes), Array(delta.bytes)])
+    }
+
+    @Test func nacksPerRoundTripAreBoundedOldestFirst() throws {
+        var link = try vp8Link(configuration: .init(maxNACKsPerRoundTrip: 4))
+        link.buffer.updateRoundTripTime(ms(20))
+        let packets = try link.send(vp8Frame(0, 11_000, true))
+        try #require(packets.count == 12)  // 1000...1011
+        try link.insert(packets[0], at: .zero)
+        try link.insert(packets[11], at: .zero)
+        var sent: [(at: ClockTime, sequence: UInt16)] = []
+        var now = ClockTime.zero
+        while let deadline = link.buffer.nextDeadline, deadline < ms(100) {
+            now = max(now, deadline)
+            for sequence in link.buffer.feedback(at: now).nacks { sent.append((now, sequence)) }
+        }
+        #expect(Array(sent.prefix(10).map(\.sequence)) == Array(1001...1010), "each missing packet asked for, oldest first")
+        for start in sent.map(\.at) {
+            #expect(sent.filter { $0.at >= start && $0.at < start + ms(20) }.count <= 4, "at most 4 NACKs in any 20 ms")
+        }
+        #expect(sent.count >= 16, "retries keep going within the budget")
     }
 
     @Test func aLostFrameStopsDeltaFramesUntilAKeyframe() throws {
@@ -429,7 +504,7 @@ private func expectBytes(_ frames: [EncodedFrame], _ expected: [[UInt8]], source
     }
 
     @Test func aFrameWaitsPastItsPlayoutWhileItsMissingPacketIsStillAskedFor() throws {
-        var link = try vp8Link(configuration: .init(minimumDelay: ms(10), maximumDelay: ms(300), maxNACKRetries: 5))
+        var link = try vp8Link(configuration: .init(minimumDelay: ms(10), maximumDelay: ms(300)))
         link.buffer.updateRoundTripTime(ms(30))
         let key = vp8Frame(0, 2500, true), delta = vp8Frame(1, 500, false)
         let keyPackets = try link.send(key), deltaPackets = try link.send(delta)

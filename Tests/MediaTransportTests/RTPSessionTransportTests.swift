@@ -1,3 +1,4 @@
+import Glibc
 import MediaCore
 import MediaRTP
 import MediaSRTP
@@ -176,6 +177,23 @@ import Testing
 /// them: SRTP with one SDES key (RFC 4568), and the receiver learning where its feedback goes from
 /// the sender's packets (symmetric RTP, RFC 4961).
 @Suite struct UDPRTPTransportTests {
+    /// A receiver's RTP socket gets the 4 MiB it asks for, as far as `net.core.rmem_max` allows an
+    /// ordinary SO_RCVBUF (the kernel reports twice what it grants).
+    @Test func aReceiversRTPSocketHasTheLargestBufferAllowed() throws {
+        let configuration = RTPReceiveSession<VP8Depacketizer>.Configuration(local: try SocketAddress(parsing: "127.0.0.1:0"))
+        let transport = try UDPRTPTransport(receiving: configuration)
+        defer { transport.close() }
+        let file = try #require(fopen("/proc/sys/net/core/rmem_max", "r"))
+        defer { fclose(file) }
+        var line = [CChar](repeating: 0, count: 32)
+        _ = fgets(&line, Int32(line.count), file)
+        let limit = try #require(Int(String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            .filter(\.isNumber)))
+        let granted = try transport.sockets.rtp.receiveBufferSize
+        print("receive buffer: asked \(UDPRTPTransport.receiveBufferSize), rmem_max \(limit), kernel reports \(granted)")
+        #expect(granted == 2 * min(UDPRTPTransport.receiveBufferSize, limit))
+    }
+
     @Test func aReceiverOverUDPHearsTheFramesAndItsReportsReachTheSender() throws {
         let srtp = SRTPParameters.random()
         var receiving = RTPReceiveSession<VP8Depacketizer>.Configuration(

@@ -1,3 +1,4 @@
+import Glibc
 import MediaCore
 import MediaRTP
 import Testing
@@ -78,5 +79,69 @@ import Testing
         let sent = RTPSessionTransportTests.frame(1, keyframe: false)
         #expect(Array(frame.bytes) == Array(sent.bytes), "the second frame, whole")
         #expect(session.statistics.jitterBuffer?.lost == 0 && session.statistics.jitterBuffer?.late == 0)
+    }
+
+    /// A stream paced at 30 frames a second, read only every 200 ms (the thread away): each packet is
+    /// timed by the kernel's arrival stamp, so the interarrival jitter (RFC 3550 §6.4.1) is the
+    /// network's, near zero on loopback. Timed by the reads, the bursts made it some 15 ms.
+    @Test func aStreamReadLateInBurstsKeepsItsJitterSmall() throws {
+        let clock = SystemClock()
+        let session = try Self.receiver(clock: clock)
+        defer { session.close() }
+        let socket = try UDPSocket(bindingTo: SocketAddress(host: "127.0.0.1", port: 0))
+        defer { socket.close() }
+        let address = try #require(session.sockets).rtp.localAddress
+        let frames = try Self.packets(frames: 24)
+        var released = 0
+        func drain() throws {
+            while case .frame = try session.next(until: clock.now) { released += 1 }
+        }
+        let start = clock.now
+        for (index, packets) in frames.enumerated() {
+            let due = start + ClockTime.milliseconds(33 * Int64(index))
+            if due > clock.now { usleep(UInt32((due - clock.now).nanoseconds / 1000)) }
+            for packet in packets { try packet.withUnsafeBytes { try socket.send($0, to: address) } }
+            if index % 6 == 5 { try drain() }  // every sixth frame, about 200 ms
+        }
+        usleep(300_000)
+        try drain()
+        let statistics = try #require(session.statistics.jitterBuffer)
+        print("read in bursts every 200 ms: interarrival jitter \(String(format: "%.2f", statistics.jitterSeconds * 1000)) ms")
+        #expect(statistics.received == 72 && released == 24)
+        #expect(statistics.jitterSeconds < 0.005, "jitter \(statistics.jitterSeconds * 1000) ms")
+    }
+
+    /// Starved past a frame's last chance, the receiver comes back to a queue longer than one read
+    /// takes: the frame's first packet, a flood's garbage, then its other packets. Judged at the
+    /// arrival of the last datagram read (the queue is not empty), not at now, the frame waits for
+    /// the next read and comes out whole, where it used to be given up with its packets unread.
+    @Test func aFrameWhosePacketsWaitBehindMoreThanOneReadIsNotGivenUp() throws {
+        let clock = SystemClock()
+        let session = try Self.receiver(clock: clock)
+        defer { session.close() }
+        let socket = try UDPSocket(bindingTo: SocketAddress(host: "127.0.0.1", port: 0))
+        defer { socket.close() }
+        let address = try #require(session.sockets).rtp.localAddress
+        func send(_ packet: [UInt8]) throws { try packet.withUnsafeBytes { try socket.send($0, to: address) } }
+        let frames = try Self.packets(frames: 2)
+        for packet in frames[0] { try send(packet) }
+        var released: [EncodedFrame] = []
+        let start = clock.now
+        while released.isEmpty, clock.now < start + .seconds(1) {
+            if case .frame(let frame) = try session.next(until: clock.now + .milliseconds(10)) { released.append(frame) }
+        }
+        try #require(released.count == 1, "the keyframe")
+        try send(frames[1][0])
+        for _ in 0..<UDPRTPTransport.batchLimit + 40 { try send([0x01, 0x02, 0x03, 0x04]) }  // not RTP
+        try send(frames[1][1])
+        try send(frames[1][2])
+        usleep(1_500_000)  // away past the frame's last chance (its expected arrival plus the 1 s maximum delay)
+        let deadline = clock.now + .milliseconds(500)
+        while released.count < 2, clock.now < deadline {
+            if case .frame(let frame) = try session.next(until: clock.now + .milliseconds(10)) { released.append(frame) }
+        }
+        let statistics = session.statistics
+        #expect(released.count == 2 && statistics.malformedPackets == UDPRTPTransport.batchLimit + 40)
+        #expect(statistics.jitterBuffer?.framesDropped == 0 && statistics.jitterBuffer?.lost == 0)
     }
 }

@@ -63,6 +63,36 @@ import Testing
         #expect(waited >= 0.045 && waited < 1, "waited \(waited) s")
     }
 
+    /// Datagrams sent, then read 200 ms later: the kernel's stamps say when they came, not when
+    /// they were read.
+    @Test func arrivalTimesAreTheKernelsNotTheReads() throws {
+        let a = try UDPSocket(bindingTo: Self.loopback), b = try UDPSocket(bindingTo: Self.loopback)
+        try b.enableArrivalTimestamps()
+        let clock = SystemClock()
+        var sent: [ClockTime] = []
+        for index in 0..<3 {
+            sent.append(clock.now)
+            try [UInt8(index)].withUnsafeBytes { try a.send($0, to: b.localAddress) }
+            usleep(20_000)
+        }
+        usleep(200_000)
+        var buffer = [UInt8](repeating: 0, count: 100)
+        for index in 0..<3 {
+            let received = try #require(try buffer.withUnsafeMutableBytes { try b.receiveStamped(into: $0, timeout: .seconds(2)) })
+            let readAt = clock.now
+            let queuedFor = try #require(received.queuedFor)
+            let error = (readAt - queuedFor - sent[index]).seconds
+            print(String(format: "datagram %d: read %.1f ms after its send, kernel arrival %.3f ms after it", index,
+                         (readAt - sent[index]).seconds * 1000, error * 1000))
+            #expect(abs(error) < 0.005, "datagram \(index): arrival \(error * 1000) ms from its send, read \((readAt - sent[index]).seconds * 1000) ms after")
+            #expect(buffer[0] == UInt8(index) && received.count == 1)
+        }
+        // Without the option there is no stamp.
+        try [UInt8(9)].withUnsafeBytes { try b.send($0, to: a.localAddress) }
+        let plain = try #require(try buffer.withUnsafeMutableBytes { try a.receiveStamped(into: $0, timeout: .seconds(2)) })
+        #expect(plain.queuedFor == nil && plain.from == b.localAddress)
+    }
+
     @Test func aLongDatagramIsCutAndSaysSo() throws {
         let a = try UDPSocket(bindingTo: Self.loopback), b = try UDPSocket(bindingTo: Self.loopback)
         try [UInt8](repeating: 9, count: 1000).withUnsafeBytes { try a.send($0, to: b.localAddress) }
