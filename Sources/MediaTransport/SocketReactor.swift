@@ -117,6 +117,8 @@ public final class SocketReactor: @unchecked Sendable {
             timer.isCancelled = true
             timer.generation &+= 1
             waitUntilNotDispatching(timer)
+            // Its stale heap entry may stay until it comes due: it must not keep the owner alive.
+            timer.action = nil
         }
     }
 
@@ -188,15 +190,15 @@ public final class SocketReactor: @unchecked Sendable {
     private func runDueTimers() {
         while true {
             let now = SystemClock().now
-            let due = lock.withLock { () -> ReactorTimer? in
+            let due = lock.withLock { () -> (@Sendable () -> Void)? in
                 timers.dropStale()
                 guard let first = timers.first, first.deadline <= now else { return nil }
                 timers.removeFirst()
                 dispatching = first.timer
-                return first.timer
+                return first.timer.action
             }
             guard let due else { return }
-            due.action()
+            due()
             finishDispatch()
         }
     }
@@ -242,7 +244,8 @@ public final class ReactorRegistration: @unchecked Sendable {
 /// A one-shot timer of a `SocketReactor`, scheduled again as often as its owner wants.
 public final class ReactorTimer: @unchecked Sendable {
     private unowned let reactor: SocketReactor
-    let action: @Sendable () -> Void
+    /// What runs when the timer fires; dropped by `cancel()`. Guarded by the reactor's lock.
+    var action: (@Sendable () -> Void)?
     /// Counts the timer's schedulings and cancellations; guarded by the reactor's lock.
     var generation: UInt64 = 0
     /// Set for good by `cancel()`; guarded by the reactor's lock.
