@@ -196,6 +196,8 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
     private func stopReactorFeedback() {
         guard let (watches, timer) = reactorFeedback else { return }
         for watch in watches.withLock({ $0 }) { watch.cancel() }
+        // Each handler holds `watches`, which holds the registrations: a cycle through the session.
+        watches.withLock { $0 = [] }
         timer.cancel()
         reactorFeedback = nil
     }
