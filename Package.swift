@@ -156,7 +156,9 @@ let package = Package(
         .target(name: "MediaSRTP", dependencies: ["CSRTP", "CSSL", "MediaSDP"]),
         // Sockets (UDP over the POSIX calls) and RTP sessions over any datagram transport (UDP with SDES SRTP,
         // or the peer's bundled one): sending, receiving, RTCP.
-        .target(name: "MediaTransport", dependencies: ["MediaCore", "MediaRTP", "MediaSRTP"]),
+        // epoll(7) and eventfd(2) for MediaTransport's SocketReactor (Swift's Glibc module leaves them out).
+        .systemLibrary(name: "CEpoll", path: "Sources/CEpoll"),
+        .target(name: "MediaTransport", dependencies: ["MediaCore", "MediaRTP", "MediaSRTP", "CEpoll"]),
         // Picture scaling (libyuv), frame-rate conversion, audio resampling (speexdsp) and mixing.
         .target(name: "MediaConvert", dependencies: ["MediaCore", "CYUV", "CSpeexDSP"]),
         // V4L2 cameras through libv4l2: enumeration, format choice, mmap streaming into I420 (libyuv,

@@ -146,7 +146,8 @@ public final class Graph: @unchecked Sendable {
 
     private func context(for runner: NodeRunner) -> NodeContext {
         if let tracing { runner.trace(with: tracing) }
-        return NodeContext(nodeName: runner.name, clock: clock, tracing: tracing) { [weak runner] event in
+        return NodeContext(nodeName: runner.name, clock: clock, tracing: tracing, wake: { [weak runner] in runner?.wake() }) {
+            [weak runner] event in
             guard let runner else { return }
             if let upstream = runner.upstream { upstream.post(event) } else { runner.eventsUnhandled.add(1, ordering: .relaxed) }
         }

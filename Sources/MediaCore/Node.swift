@@ -29,12 +29,18 @@ public struct NodeContext: Sendable {
     /// How the graph traces frames, when it does.
     public let tracing: FrameTracing?
     let sendUpstreamEvent: @Sendable (UpstreamEvent) -> Void
+    /// Makes the graph step the node again soon, from any thread: what a `.shared` node that waits
+    /// on the outside world (a socket watched by `SocketReactor`) calls when it is ready, instead of
+    /// blocking a worker. A wake-up never gets lost, even one that comes while the node runs (it is
+    /// then stepped once more); a needless one costs a step that returns `.wait` again.
+    public let wake: @Sendable () -> Void
 
     init(nodeName: String, clock: any MediaClock, tracing: FrameTracing? = nil,
-         sendUpstreamEvent: @escaping @Sendable (UpstreamEvent) -> Void) {
+         wake: @escaping @Sendable () -> Void = {}, sendUpstreamEvent: @escaping @Sendable (UpstreamEvent) -> Void) {
         self.nodeName = nodeName
         self.clock = clock
         self.tracing = tracing
+        self.wake = wake
         self.sendUpstreamEvent = sendUpstreamEvent
     }
 
@@ -49,8 +55,9 @@ public struct NodeContext: Sendable {
 
     /// A context for driving a node by hand (tests, tools), outside any graph.
     public static func standalone(name: String, clock: any MediaClock = SystemClock(), tracing: FrameTracing? = nil,
+                                  wake: @escaping @Sendable () -> Void = {},
                                   upstream: @escaping @Sendable (UpstreamEvent) -> Void = { _ in }) -> NodeContext {
-        NodeContext(nodeName: name, clock: clock, tracing: tracing, sendUpstreamEvent: upstream)
+        NodeContext(nodeName: name, clock: clock, tracing: tracing, wake: wake, sendUpstreamEvent: upstream)
     }
 }
 
@@ -59,8 +66,8 @@ public enum NodeExecution: Sendable, Hashable {
     /// On the process's shared workers, between other nodes' steps: for nodes whose calls compute
     /// and return (codecs, converters, packetizers, file readers and writers). Most nodes.
     case shared
-    /// On a thread of the node's own: for nodes whose calls wait on the outside world (a socket, a
-    /// capture device, a sound card's clock, another graph's queue), which would hold a shared
+    /// On a thread of the node's own: for nodes whose calls wait on the outside world (a capture
+    /// device, a sound card's clock, another graph's queue), which would hold a shared
     /// worker idle while other graphs' work waits; and for codecs that spread each call over
     /// threads of their own (libvpx on 2 threads), whose threads wait for the calling thread by
     /// spinning. Called from whichever worker was free, such a codec kept landing on the core of

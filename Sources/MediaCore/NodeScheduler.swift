@@ -43,7 +43,9 @@ enum SliceOutcome {
 /// on a CPU (their threads' CPU clocks); if so a worker is blocked, and it starts one more, up to
 /// `maxWorkers`. An extra worker that stays idle for `retireAfter` ends. So the thread
 /// count follows the load that truly blocks, not the number of nodes or graphs: 500 calls run on
-/// the same few threads (plus one per `.ownThread` node).
+/// the same few threads. Only `.ownThread` nodes add one each (capture devices, multi-threaded
+/// codecs); a node waiting on a socket is woken through `NodeContext.wake` by MediaTransport's
+/// `SocketReactor` instead.
 final class NodeScheduler: @unchecked Sendable {
     /// The process's scheduler, started on first use: one worker per core, or `SLUICE_WORKERS`.
     static let shared = NodeScheduler(workers: getenv("SLUICE_WORKERS").flatMap { Int(String(cString: $0)) }.map { max(1, $0) }

@@ -136,6 +136,12 @@ public final class ReceiverGroup: Sendable {
 /// then the first one produced. The stream ends at the sender's BYE, or at the first limit reached.
 /// In a `ReceiverGroup`, frames are moved onto the group's timeline (sender reports) and held until
 /// it is decided.
+///
+/// Over a transport whose sockets `SocketReactor` can watch (UDP), the node runs on the graph's
+/// shared workers and never blocks: `produce()` takes what is queued and, when no frame is due,
+/// re-arms the reactor's watch on the sockets (whose handler wakes the node) and waits until the
+/// session's next deadline. Over another transport (a peer's, fed by a thread of its own) it keeps
+/// a thread and waits in the session.
 public final class RTPReceiverNode<Depacketizer: RTPDepacketizer>: MediaSource {
     /// Why the stream ended.
     public enum EndReason: String, Sendable {
@@ -170,6 +176,15 @@ public final class RTPReceiverNode<Depacketizer: RTPDepacketizer>: MediaSource {
     private var clock: any MediaClock = SystemClock()
     private var firstFrameAt: ClockTime?
     private var lastFrameAt: ClockTime?
+    /// Whether `SocketReactor` can watch the session's transport (then the node is `.shared`).
+    private let watchable: Bool
+    /// What wakes the node in its graph (`NodeContext.wake`).
+    private var wake: @Sendable () -> Void = {}
+    /// The reactor's watch on the session's sockets, from the first `produce()` to `close()`.
+    private var watches: [ReactorRegistration] = []
+    /// How often a receiver of a `ReceiverGroup` looks at the group (another member's end, the
+    /// timeline), which changes without waking it.
+    private static var groupPollInterval: ClockTime { .milliseconds(100) }
 
     public init(session: RTPReceiveSession<Depacketizer>, limits: RTPReceiveLimits = RTPReceiveLimits(), frameRate: Rational = Rational(30, 1),
                 channels: Int = 2, together: ReceiverGroup? = nil, name: String = "rtp-receiver") {
@@ -180,12 +195,13 @@ public final class RTPReceiverNode<Depacketizer: RTPDepacketizer>: MediaSource {
         self.frameRate = frameRate
         self.channels = channels
         self.name = name
+        watchable = !session.transport.readinessDescriptors.isEmpty
     }
 
     private var isAudio: Bool { Depacketizer.codec == .opus }
 
-    /// `produce()` waits for packets on the transport.
-    public var execution: NodeExecution { .ownThread }
+    /// `.shared` when the reactor can watch the transport, else `produce()` waits in the transport.
+    public var execution: NodeExecution { watchable ? .shared : .ownThread }
 
     public func outputCaps() throws -> Caps {
         let encoding = Encoding.compressed(Depacketizer.codec)
@@ -212,7 +228,10 @@ public final class RTPReceiverNode<Depacketizer: RTPDepacketizer>: MediaSource {
         }
     }
 
-    public func start(output: MediaFormat, context: NodeContext) throws { clock = context.clock }
+    public func start(output: MediaFormat, context: NodeContext) throws {
+        clock = context.clock
+        wake = context.wake
+    }
 
     public func produce() throws -> Production<EncodedFrame> {
         let now = clock.now
@@ -223,6 +242,40 @@ public final class RTPReceiverNode<Depacketizer: RTPDepacketizer>: MediaSource {
         if ending == nil { ending = limitReached(at: now) }
         if let frame = ready(at: now) { return deliver(frame) }
         if let ending { return end(ending) }
+        return watchable ? try pollForFrame(at: now) : try waitForFrame(at: now)
+    }
+
+    /// `.shared`: takes what the sockets hold without waiting; when no frame is due, re-arms the
+    /// watch and waits for the session's next deadline (or a packet: the reactor wakes the node).
+    /// The watch is re-armed after the sockets were read: a packet that came in between makes the
+    /// re-armed watch fire at once (epoll(7), level-triggered), and a wake while the node runs steps
+    /// it again, so none waits unseen.
+    private func pollForFrame(at now: ClockTime) throws -> Production<EncodedFrame> {
+        if watches.isEmpty {
+            // Here, not at `start` (build time): the graph can wake the node once it runs.
+            for descriptor in session.transport.readinessDescriptors {
+                watches.append(try SocketReactor.shared.register(descriptor: descriptor, handler: wake))
+            }
+        }
+        switch try session.poll() {
+        case .frame(let frame):
+            take(frame, at: now)
+            if let frame = ready(at: now) { return deliver(frame) }
+        case .goodbye:
+            ending = .goodbye
+            return try produce()
+        case .timedOut:
+            break
+        }
+        for watch in watches { watch.rearm() }
+        var wakeAt = deadline(at: now)
+        if let delay = session.timeToNextDeadline() { wakeAt = min(wakeAt, now + delay) }
+        if together != nil { wakeAt = min(wakeAt, now + Self.groupPollInterval) }
+        return .wait(until: wakeAt)
+    }
+
+    /// `.ownThread`: waits in the session for the next frame, the deadline or its BYE.
+    private func waitForFrame(at now: ClockTime) throws -> Production<EncodedFrame> {
         // Return now and then, so that the graph can stop a quiet receiver.
         switch try session.next(until: min(deadline(at: now), now + .milliseconds(100))) {
         case .frame(let frame):
@@ -293,7 +346,12 @@ public final class RTPReceiverNode<Depacketizer: RTPDepacketizer>: MediaSource {
         return .end
     }
 
-    public func close() { session.close() }
+    /// Stops the watch (its handler has returned and will not run again), then closes the session.
+    public func close() {
+        for watch in watches { watch.cancel() }
+        watches = []
+        session.close()
+    }
 }
 
 /// Why receiving could not begin.

@@ -15,7 +15,7 @@ import MediaSRTP
 /// send methods concurrently with each other (its lock serialises them), so a transport needs no
 /// lock of its own for its outgoing SRTP context.
 ///
-/// Receiving is pulled: the session's own thread (the send session's RTCP thread, the thread in
+/// Receiving is pulled: the session's caller (a handler on `SocketReactor`'s thread, the thread in
 /// `RTPReceiveSession.next(until:)`) calls `receive(timeout:_:)`, which waits for datagrams and
 /// hands each one, already unprotected, to a non-escaping closure that calls the session's
 /// `receiveRTP(_:at:)` or `receiveRTCP(_:at:)`. So the packet lives in the transport's buffer for
@@ -57,6 +57,11 @@ public protocol RTPDatagramTransport: AnyObject, Sendable {
     /// times packets by when they came, not when it got to them (RFC 3550 §6.4.1's jitter is of
     /// arrivals). Zero when the transport cannot tell; by default it never can.
     func receive(timeout: ClockTime?, withQueueTimes deliver: (RTPTransportPacket, ClockTime) -> Bool) throws -> Bool
+
+    /// The descriptors that turn readable when `receive` has something to hand out, for a
+    /// `SocketReactor` to watch so that no thread waits in `receive(timeout:_:)`; empty when the
+    /// transport cannot say (one fed by a thread of its own), and its sessions then keep a thread.
+    var readinessDescriptors: [Int32] { get }
 
     /// When the transport next has work of its own to do (nil: none).
     var nextDue: ClockTime? { get }
@@ -107,6 +112,7 @@ extension RTPTransportPacket {
 extension RTPDatagramTransport {
     /// A transport with no work of its own, no SRTP and no impairment.
     public var nextDue: ClockTime? { nil }
+    public var readinessDescriptors: [Int32] { [] }
     public func sendDue(until now: ClockTime) throws {}
     public var sentProtection: SRTPStatistics? { nil }
     public var receivedProtection: SRTPStatistics? { nil }

@@ -15,8 +15,11 @@ import MediaSRTP
 ///     └──────────── transport ◀──────────┘        (SR and BYE come in the other way, receiveRTCP)
 /// ```
 ///
-/// One thread calls `next(until:)`; it blocks in the transport until a frame is due, so no thread
-/// of its own is needed; `receiveRTP(_:at:)` and `receiveRTCP(_:at:)` run on that thread too.
+/// One thread at a time calls `next(until:)`, which blocks in the transport until a frame is due,
+/// or `poll()`, which never blocks: a caller woken by `SocketReactor` when the transport's
+/// `readinessDescriptors` turn readable polls, and sleeps until `timeToNextDeadline()` otherwise, so
+/// the session needs no thread of its own. `receiveRTP(_:at:)` and `receiveRTCP(_:at:)` run on
+/// that caller's thread too.
 ///
 /// **Hostile traffic.** Whatever else reaches the port is counted by reason and dropped, and
 /// disturbs nothing: datagrams that are not RTP (`malformedPackets`), larger than the jitter
@@ -162,7 +165,11 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
                 // The BYE may overtake the stream's last packets (RTCP on a port of its own is read
                 // first, and an RTP socket behind a flood has a long queue): what is queued is taken
                 // in before the rest of the buffer is handed out at once, for a bounded time.
-                if try receive(timeout: .zero), now < heard + Self.goodbyeDrainLimit { continue }
+                if try receive(timeout: .zero), now < heard + Self.goodbyeDrainLimit {
+                    // Polled (a shared worker): one batch a call, the rest when the socket wakes it again.
+                    if deadline <= now { publish(); return .timedOut }
+                    continue
+                }
                 goodbyeDraining = nil
             }
             if let frame = jitterBuffer.nextFrame(at: goodbye ? .max : min(now, readUpTo ?? now)) {
@@ -180,6 +187,21 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
             if let due = jitterBuffer.nextDeadline { wake = min(wake, due) }
             try receive(timeout: max(.zero, wake - now))
         }
+    }
+
+    /// The frame due now, without waiting: what is queued is taken in (a batch at most, as in
+    /// `next(until:)`), then `.timedOut` when no frame is due.
+    public func poll() throws -> Event { try next(until: clock.now) }
+
+    /// How long from now, on the session's clock, until the session has work with no packet
+    /// arriving: a frame's release, a NACK or PLI (the jitter buffer's deadlines), the next receiver
+    /// report, the end of the drain after a BYE. Nil when only a packet can change anything. A
+    /// caller that `poll()`s polls again then, or when the transport is readable.
+    public func timeToNextDeadline() -> ClockTime? {
+        var due = jitterBuffer.nextDeadline
+        if let report = nextReport { due = min(due ?? report, report) }
+        if let heard = goodbyeDraining { due = min(due ?? .max, heard + Self.goodbyeDrainLimit) }
+        return due.map { max(.zero, $0 - clock.now) }
     }
 
     private func trace(_ frame: EncodedFrame, _ release: JitterBuffer<Depacketizer>.Release, in tracer: FrameTracer) {

@@ -6,7 +6,7 @@ import Synchronization
 
 /// The sending end of one RTP stream (RFC 3550) over a datagram transport (`RTPDatagramTransport`:
 /// UDP with optional SDES SRTP, or a peer's bundled ICE + DTLS-SRTP transport): frames go out as
-/// packets from an `RTPSender`; a thread of its own reads the receiver's RTCP and answers it —
+/// packets from an `RTPSender`; once `start()`ed, it reads the receiver's RTCP and answers it —
 /// NACKs with retransmissions (RFC 4585 §6.2.1, as RTX when configured, RFC 4588), PLI and FIR
 /// (RFC 4585 §6.3.1, RFC 5104 §4.3.1) with `onKeyframeRequest`, receiver reports with a round-trip
 /// time — and sends a sender report with the source's CNAME every `reportInterval` and a BYE at
@@ -15,8 +15,13 @@ import Synchronization
 /// ```
 ///   send(frame) ─▶ RTPSender ─▶ transport (SRTP, [impairment], socket) ─▶ remote
 ///                      ▲                                                    │
-///   onKeyframeRequest ◀┴── NACK / PLI / FIR / RR ◀── RTCP thread ◀ transport ◀┘
+///   onKeyframeRequest ◀┴── NACK / PLI / FIR / RR ◀── feedback reader ◀ transport ◀┘
 /// ```
+///
+/// The feedback reader is a handler on `SocketReactor`'s thread, called when the transport's
+/// sockets are readable, and a reactor timer does the periodic duties (what an impairment holds
+/// back, sender reports while no frame goes out); so a session costs no thread. A transport the
+/// reactor cannot watch (no `readinessDescriptors`) gets a thread that loops on `serviceTransport`.
 ///
 /// The send path allocates nothing per packet once warm (without impairment): packets are written
 /// into the sender's history and sent from there (copied once into a buffer of the session's when
@@ -78,7 +83,8 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
     public let transport: any RTPDatagramTransport
     /// The UDP sockets, when the transport is `UDPRTPTransport`.
     public var sockets: RTPSessionSockets? { (transport as? UDPRTPTransport)?.sockets }
-    /// Called on the RTCP thread when the receiver asks for a keyframe (PLI or FIR).
+    /// Called where feedback is read (the reactor's thread) when the receiver asks for a keyframe
+    /// (PLI or FIR); it must not block.
     public var onKeyframeRequest: (@Sendable () -> Void)?
     /// Records `packetize`, `sendFirst` and `sendLast` of each frame; set with `trace(with:)`.
     public private(set) var tracer: FrameTracer?
@@ -89,8 +95,15 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
     /// The receivers (reporting SSRCs) heard from, the latest `ReceiversHeard.capacity` of them.
     private let receivers: Locked<ReceiversHeard>
     private let stopping = Atomic<Bool>(false)
+    /// Reads feedback over a transport the reactor cannot watch.
     private var rtcpThread: WorkerThread?
+    /// The reactor's watch on the transport's sockets and the timer of the periodic duties, from
+    /// `start()` to `close()`.
+    private var reactorFeedback: (watches: Locked<[ReactorRegistration]>, timer: ReactorTimer)?
     private var closed = false
+    /// The longest the periodic duties wait while an impairment holds packets back: what it
+    /// releases goes out this late at most (the RTCP thread's old poll interval).
+    private static var impairmentPollInterval: ClockTime { .milliseconds(20) }
 
     /// The sender and what only the sending side counts.
     private struct Outgoing: @unchecked Sendable {
@@ -100,7 +113,7 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
         var protectBuffer: UnsafeMutableRawBufferPointer?
         var senderReports = 0
         var nextReport: ClockTime?
-        /// The latest time anything went out: the sending thread and the RTCP thread (answering NACKs)
+        /// The latest time anything went out: the sending thread and the feedback reader (answering NACKs)
         /// read the clock before they take the lock, so the later one may hold the earlier time.
         var lastTransmit = ClockTime(nanoseconds: .min)
 
@@ -139,11 +152,54 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
     }
 
     /// Starts reading RTCP. Frames can be sent before, but feedback is answered only after.
+    /// Until `close()`, the reactor's handlers hold the session.
     public func start() {
-        guard rtcpThread == nil else { return }
-        rtcpThread = WorkerThread { [self] in
-            while !stopping.load(ordering: .relaxed) { serviceTransport(timeout: .milliseconds(20)) }
+        guard rtcpThread == nil, reactorFeedback == nil else { return }
+        let descriptors = transport.readinessDescriptors
+        let reactor = SocketReactor.shared
+        guard !descriptors.isEmpty else {
+            rtcpThread = WorkerThread { [self] in
+                while !stopping.load(ordering: .relaxed) { serviceTransport(timeout: Self.impairmentPollInterval) }
+            }
+            return
         }
+        let watches = Locked<[ReactorRegistration]>([])
+        let timer = reactor.timer { [self] in doPeriodicDuties() }
+        reactorFeedback = (watches, timer)
+        for descriptor in descriptors {
+            guard let watch = try? reactor.register(descriptor: descriptor, handler: { [self] in
+                readFeedback(waiting: .zero)
+                watches.withLock { $0.forEach { $0.rearm() } }
+            }) else { continue }
+            watches.withLock { $0.append(watch) }
+            // Its first readiness may have come before it was in `watches`, which then re-armed nothing.
+            watch.rearm()
+        }
+        timer.schedule(at: SystemClock().now)
+    }
+
+    /// The reactor timer's turn: the transport's due work and sender report, then the next turn at
+    /// the next report, the transport's next due work, or sooner while an impairment holds packets.
+    private func doPeriodicDuties() {
+        let now = clock.now
+        var next = now + configuration.reportInterval
+        outgoing.withLock { outgoing in
+            sendDueWork(at: now, outgoing: &outgoing)
+            if let report = outgoing.nextReport { next = min(next, report) }
+        }
+        if let due = transport.nextDue { next = min(next, due) }
+        if transport.impairment != nil { next = min(next, now + Self.impairmentPollInterval) }
+        reactorFeedback?.timer.schedule(at: SystemClock().now + max(.zero, next - now))
+    }
+
+    /// Stops the reactor's handlers: when this returns, none runs or will run.
+    private func stopReactorFeedback() {
+        guard let (watches, timer) = reactorFeedback else { return }
+        for watch in watches.withLock({ $0 }) { watch.cancel() }
+        // Each handler holds `watches`, which holds the registrations: a cycle through the session.
+        watches.withLock { $0 = [] }
+        timer.cancel()
+        reactorFeedback = nil
     }
 
     /// Traces the frames sent in `tracer`, which from now on maps pts to this stream's RTP timestamps.
@@ -199,18 +255,19 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
         }
     }
 
-    /// Keeps answering NACKs for `linger`, sends what the impairment still holds, a last sender
-    /// report and a BYE (RFC 3550 §6.6), stops the RTCP thread and closes the transport. Safe to
-    /// call more than once.
+    /// Keeps answering NACKs for `linger`, stops reading feedback (the reactor's handlers have
+    /// returned and will not run again), sends what the impairment still holds, a last sender
+    /// report and a BYE (RFC 3550 §6.6), and closes the transport. Safe to call more than once.
     public func close() {
         guard !closed else { return }
         closed = true
-        if rtcpThread != nil, outgoing.withLock({ $0.sender.statistics.packetCount > 0 }) {
+        if rtcpThread != nil || reactorFeedback != nil, outgoing.withLock({ $0.sender.statistics.packetCount > 0 }) {
             clock.sleep(until: clock.now + configuration.linger, unless: StopSignal())
         }
         stopping.store(true, ordering: .relaxed)
         rtcpThread?.join()
         rtcpThread = nil
+        stopReactorFeedback()
         // Whatever is still "in the network" arrives.
         outgoing.withLock { outgoing in
             try? transport.sendDue(until: .max)
@@ -249,14 +306,27 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
 
     // MARK: Feedback
 
-    /// One turn of the RTCP thread (`start()`), or of a caller driving the session by hand: waits up
-    /// to `timeout` (less when the transport has work due sooner) for the receiver's RTCP and
-    /// answers it, then lets the transport send what it has due and sends a sender report when one
-    /// is due.
+    /// One turn of the RTCP thread (`start()` over a transport the reactor cannot watch), or of a
+    /// caller driving the session by hand: waits up to `timeout` (less when the transport has work
+    /// due sooner) for the receiver's RTCP and answers it, then lets the transport send what it has
+    /// due and sends a sender report when one is due.
     public func serviceTransport(timeout: ClockTime) {
         var wait = timeout
         if let due = transport.nextDue { wait = max(.zero, min(wait, due - clock.now)) }
-        _ = try? transport.receive(timeout: wait) { [self] packet in
+        readFeedback(waiting: wait)
+        let now = clock.now
+        outgoing.withLock { sendDueWork(at: now, outgoing: &$0) }
+    }
+
+    /// Lets the transport send what it has due by `now`, and sends a sender report when one is due.
+    private func sendDueWork(at now: ClockTime, outgoing: inout Outgoing) {
+        try? transport.sendDue(until: now)
+        if outgoing.sender.statistics.packetCount > 0 { try? sendReportIfDue(at: now, outgoing: &outgoing) }
+    }
+
+    /// Answers the RTCP that arrives within `timeout` and what else is queued (a batch at most).
+    private func readFeedback(waiting timeout: ClockTime) {
+        _ = try? transport.receive(timeout: timeout) { [self] packet in
             let now = clock.now
             switch packet {
             case .rtcp(let bytes): return receiveRTCP(bytes, at: now)
@@ -268,11 +338,6 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
                 heard.withLock { $0.unprotectFailures += 1 }
                 return false
             }
-        }
-        let now = clock.now
-        outgoing.withLock { outgoing in
-            try? transport.sendDue(until: now)
-            if outgoing.sender.statistics.packetCount > 0 { try? sendReportIfDue(at: now, outgoing: &outgoing) }
         }
     }
 

@@ -11,9 +11,9 @@ import MediaSRTP
 /// source of the sender's RTCP, or before any, the source of its RTP (port + 1 unless
 /// multiplexed), unless `remoteRTCP` is fixed.
 ///
-/// Threads: sends come one at a time (the session serialises them); `receive` runs on the
-/// session's own thread and may run at the same time as sends. The impairment, shared by both
-/// (sends submit, the RTCP thread flushes), has a lock of its own.
+/// Threads: sends come one at a time (the session serialises them); `receive` runs where the
+/// session reads (the reactor's thread, a graph worker) and may run at the same time as sends. The
+/// impairment, shared by both (sends submit, the send session's timer flushes), has a lock of its own.
 public final class UDPRTPTransport: RTPDatagramTransport, @unchecked Sendable {
     public let sockets: RTPSessionSockets
     /// Where RTP goes (nil for a receiver, which sends none).
@@ -133,6 +133,13 @@ public final class UDPRTPTransport: RTPDatagramTransport, @unchecked Sendable {
     }
 
     // MARK: Receiving
+
+    /// The RTP socket (a receiver's) and the RTCP socket when it is another one.
+    public var readinessDescriptors: [Int32] {
+        let rtcp = sockets.rtcp.pollingDescriptor
+        guard receivesRTP else { return [rtcp] }
+        return sockets.isMultiplexed ? [sockets.rtp.pollingDescriptor] : [sockets.rtp.pollingDescriptor, rtcp]
+    }
 
     /// The most datagrams one `receive` reads from a socket: a flood that arrives faster than the
     /// session reads must not keep it in here, past its frames' deadlines and its feedback.

@@ -3,11 +3,11 @@ import MediaCore
 
 /// A UDP socket over the POSIX calls, for RTP and RTCP.
 ///
-/// Why POSIX sockets and not SwiftNIO: Sluice runs each graph node on its own thread, and a network
-/// node blocks in `receive` the way a codec node blocks in its library. Blocking calls into
-/// caller-owned buffers cost no thread hop and no allocation per datagram; NIO would add an event
-/// loop, a hop back to the node's thread and a `ByteBuffer` and envelope per datagram, for no gain
-/// here (no TLS, no protocol pipeline). Calls interrupted by signals are retried; failures are
+/// Why POSIX sockets and not SwiftNIO: a network node reads its datagrams itself, on the thread
+/// that runs it, when `SocketReactor` (one thread for the process, epoll) says the socket is
+/// readable. Non-blocking calls into caller-owned buffers cost no thread hop and no allocation per
+/// datagram; NIO would add event loops, a hop back to the node's thread and a `ByteBuffer` and
+/// envelope per datagram, for no gain here (no TLS, no protocol pipeline). Calls interrupted by signals are retried; failures are
 /// `SocketError`s that keep the `errno`.
 ///
 /// `send` and `receive` may be called from different threads at the same time (the kernel
@@ -175,6 +175,9 @@ public final class UDPSocket: @unchecked Sendable {
         if let waker, pollers[sockets.count].revents != 0 { waker.reset() }
         return sockets.indices.filter { pollers[$0].revents != 0 }
     }
+
+    /// The descriptor, for a `SocketReactor` to watch (-1 once closed).
+    var pollingDescriptor: Int32 { descriptor }
 
     private func open() throws -> Int32 {
         guard descriptor >= 0 else { throw SocketError.closed }
