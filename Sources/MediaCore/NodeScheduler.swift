@@ -74,7 +74,7 @@ final class NodeScheduler: @unchecked Sendable {
 
     // Guarded by `mutex`.
     private var ready = Deque<NodeRunner>(minimumCapacity: 256)
-    private var timers = TimerHeap()
+    private var timers = DeadlineHeap<NodeRunner>(capacity: 256)
     private var workers = 0
     private var idleWorkers = 0 {
         didSet { idleCount.store(idleWorkers, ordering: .relaxed) }
@@ -300,7 +300,7 @@ final class NodeScheduler: @unchecked Sendable {
         locked {
             if let pending = runner.timerDeadline, pending <= deadline { return }
             runner.timerDeadline = deadline
-            timers.insert(deadline, runner)
+            timers.insert(runner, at: deadline)
             if deadline < timerThreadWakes {
                 timerThreadWakes = deadline
                 pthread_cond_signal(timersChanged)
@@ -358,41 +358,6 @@ final class NodeScheduler: @unchecked Sendable {
         var spec = timespec(tv_sec: Int(deadline.nanoseconds / 1_000_000_000),
                             tv_nsec: Int(deadline.nanoseconds % 1_000_000_000))
         _ = pthread_cond_timedwait(condition, mutex, &spec)
-    }
-}
-
-/// The scheduler's pending timers, earliest first: a binary heap in an array that keeps its storage.
-struct TimerHeap {
-    private var entries: [(deadline: ClockTime, runner: NodeRunner)] = []
-
-    init() { entries.reserveCapacity(256) }
-
-    var first: (deadline: ClockTime, runner: NodeRunner)? { entries.first }
-
-    mutating func insert(_ deadline: ClockTime, _ runner: NodeRunner) {
-        entries.append((deadline, runner))
-        var child = entries.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard entries[child].deadline < entries[parent].deadline else { break }
-            entries.swapAt(child, parent)
-            child = parent
-        }
-    }
-
-    mutating func removeFirst() {
-        entries.swapAt(0, entries.count - 1)
-        entries.removeLast()
-        var parent = 0
-        while true {
-            let left = 2 * parent + 1, right = left + 1
-            var smallest = parent
-            if left < entries.count && entries[left].deadline < entries[smallest].deadline { smallest = left }
-            if right < entries.count && entries[right].deadline < entries[smallest].deadline { smallest = right }
-            guard smallest != parent else { return }
-            entries.swapAt(parent, smallest)
-            parent = smallest
-        }
     }
 }
 

@@ -27,7 +27,7 @@ public final class SocketReactor: @unchecked Sendable {
     private let lock = ConditionLock()
     // Guarded by `lock`.
     private var registrations: [UInt64: ReactorRegistration] = [:]
-    private var timers = ReactorTimerHeap()
+    private var timers = DeadlineHeap<(generation: UInt64, timer: ReactorTimer)>()
     private var nextIdentifier: UInt64 = 1
     /// The registration or timer whose handler runs now, so that cancelling it can wait for its end.
     private var dispatching: AnyObject?
@@ -106,8 +106,8 @@ public final class SocketReactor: @unchecked Sendable {
         let earliest = lock.withLock { () -> Bool in
             guard !timer.isCancelled else { return false }
             timer.generation &+= 1
-            timers.insert(ReactorTimerHeap.Entry(deadline: deadline, generation: timer.generation, timer: timer))
-            return timers.first?.timer === timer && timers.first?.generation == timer.generation
+            timers.insert((timer.generation, timer), at: deadline)
+            return timers.first?.element.timer === timer && timers.first?.element.generation == timer.generation
         }
         if earliest { wake() }
     }
@@ -194,8 +194,8 @@ public final class SocketReactor: @unchecked Sendable {
                 timers.dropStale()
                 guard let first = timers.first, first.deadline <= now else { return nil }
                 timers.removeFirst()
-                dispatching = first.timer
-                return first.timer.action
+                dispatching = first.element.timer
+                return first.element.timer.action
             }
             guard let due else { return }
             due()
@@ -266,48 +266,12 @@ public final class ReactorTimer: @unchecked Sendable {
     public func cancel() { reactor.cancel(self) }
 }
 
-/// The reactor's pending timers, earliest first (a binary min-heap). Rescheduling or cancelling a
-/// timer leaves its old entry behind, stale: its generation no longer matches the timer's, and
-/// it is dropped when it comes to the top.
-struct ReactorTimerHeap {
-    struct Entry {
-        var deadline: ClockTime
-        var generation: UInt64
-        var timer: ReactorTimer
-    }
-
-    private var entries: [Entry] = []
-
-    var first: Entry? { entries.first }
-
-    mutating func insert(_ entry: Entry) {
-        entries.append(entry)
-        var child = entries.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard entries[child].deadline < entries[parent].deadline else { break }
-            entries.swapAt(child, parent)
-            child = parent
-        }
-    }
-
-    mutating func removeFirst() {
-        entries.swapAt(0, entries.count - 1)
-        entries.removeLast()
-        var parent = 0
-        while true {
-            let left = 2 * parent + 1, right = left + 1
-            var smallest = parent
-            if left < entries.count && entries[left].deadline < entries[smallest].deadline { smallest = left }
-            if right < entries.count && entries[right].deadline < entries[smallest].deadline { smallest = right }
-            guard smallest != parent else { return }
-            entries.swapAt(parent, smallest)
-            parent = smallest
-        }
-    }
-
+/// The reactor's pending timers, earliest first. Rescheduling or cancelling a timer leaves its old
+/// entry behind, stale: its generation no longer matches the timer's, and it is dropped when it
+/// comes to the top.
+extension DeadlineHeap where Element == (generation: UInt64, timer: ReactorTimer) {
     /// Drops stale entries from the top (the lock held).
     mutating func dropStale() {
-        while let first = entries.first, first.generation != first.timer.generation { removeFirst() }
+        while let first, first.element.generation != first.element.timer.generation { removeFirst() }
     }
 }

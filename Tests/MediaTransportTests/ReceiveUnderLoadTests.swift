@@ -19,6 +19,13 @@ import Testing
     }
 
     /// Every packet of `frames` VP8 frames (the first a keyframe), three packets a frame.
+    /// A socket of its own that sends datagrams to `session`'s RTP port.
+    static func sender(to session: RTPReceiveSession<VP8Depacketizer>) throws -> (UDPSocket, ([UInt8]) throws -> Void) {
+        let socket = try UDPSocket(bindingTo: SocketAddress(host: "127.0.0.1", port: 0))
+        let address = try #require(session.sockets).rtp.localAddress
+        return (socket, { packet in try packet.withUnsafeBytes { try socket.send($0, to: address) } })
+    }
+
     static func packets(frames: Int) throws -> [[[UInt8]]] {
         var sender = RTPSender(packetizer: try VP8Packetizer(maxPayloadSize: 500),
                                configuration: .init(payloadType: 96, ssrc: ssrc))
@@ -53,10 +60,8 @@ import Testing
         let clock = ManualClock(start: .seconds(10))
         let session = try Self.receiver(clock: clock)
         defer { session.close() }
-        let socket = try UDPSocket(bindingTo: SocketAddress(host: "127.0.0.1", port: 0))
+        let (socket, send) = try Self.sender(to: session)
         defer { socket.close() }
-        let address = try #require(session.sockets).rtp.localAddress
-        func send(_ packet: [UInt8]) throws { try packet.withUnsafeBytes { try socket.send($0, to: address) } }
         let frames = try Self.packets(frames: 2)
         for packet in frames[0] { try send(packet) }
         try send(frames[1][0])
@@ -119,10 +124,8 @@ import Testing
         let clock = SystemClock()
         let session = try Self.receiver(clock: clock)
         defer { session.close() }
-        let socket = try UDPSocket(bindingTo: SocketAddress(host: "127.0.0.1", port: 0))
+        let (socket, send) = try Self.sender(to: session)
         defer { socket.close() }
-        let address = try #require(session.sockets).rtp.localAddress
-        func send(_ packet: [UInt8]) throws { try packet.withUnsafeBytes { try socket.send($0, to: address) } }
         let frames = try Self.packets(frames: 2)
         for packet in frames[0] { try send(packet) }
         var released: [EncodedFrame] = []
