@@ -236,8 +236,7 @@ struct CallScaleScenario: Scenario {
     func run(_ size: RunSize) throws -> ScenarioResult {
         let start = ProcessClock.now()
         let input = try self.input()
-        // Timed first, on an idle machine: after a trial its calls' sockets and threads are still
-        // winding down, and the bound came out three times too low.
+        // Timed first, before any trial's calls exist.
         let bound = codec == .opus ? Self.opusCodecBound() : nil
         var trials: [Trial] = []
         // Doubling until a trial falls behind, then bisecting between the last good and the first bad.
