@@ -47,9 +47,10 @@ import TestSupport
                 #expect(report.nodes.last!.itemsIn == frames, "call \(index) delivers every frame")
                 #expect(receivers[index].endReason() == RTPReceiverNode<VP8Depacketizer>.EndReason.goodbye.rawValue)
             }
-            // The shared workers (one per core, a few more while some block), their timer thread and
-            // the reactor: a constant, where a thread per receiver and per sender made 80.
-            #expect(most - before <= 12, "threads grew from \(before) to \(most) for \(calls) calls")
+            // The shared workers (one per core, up to 8 while some block), their timer thread, the
+            // reactor and the test process's own: a constant, where a thread per receiver and per
+            // sender made 80.
+            #expect(most - before < calls / 2, "threads grew from \(before) to \(most) for \(calls) calls")
             _ = senders
         }
     }
