@@ -10,7 +10,6 @@ public final class ContainerFileSource: MediaSource {
     public let stream: ContainerStream
     public let format: MediaFormat
     private var pacer: SourcePacer<EncodedFrame>
-    private var clock: (any MediaClock)?
     private let endTime: Double?
 
     /// The first stream of `kind` in `path` (a file of its own; share a demuxer for several streams).
@@ -49,13 +48,13 @@ public final class ContainerFileSource: MediaSource {
     }
 
     public func outputCaps() throws -> Caps { Caps(format) }
-    public func start(output: MediaFormat, context: NodeContext) throws { clock = context.clock }
+    public func start(output: MediaFormat, context: NodeContext) throws { pacer.start(context: context) }
     /// How long a source whose stream runs ahead of the others' (`ContainerDemuxer.mustWait`) waits.
     static let catchUpWait = ClockTime.milliseconds(5)
 
     public func produce() throws -> Production<EncodedFrame> {
-        if demuxer.mustWait(for: stream.index) { return .wait(until: clock!.now + Self.catchUpWait) }
-        return try pacer.next(clock: clock!) {
+        if demuxer.mustWait(for: stream.index) { return .wait(until: pacer.clock.now + Self.catchUpWait) }
+        return try pacer.next {
             guard let frame = try demuxer.next(stream: stream.index) else { return nil }
             if let endTime, frame.pts.seconds >= endTime { return nil }
             return frame

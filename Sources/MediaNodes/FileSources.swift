@@ -8,7 +8,6 @@ public final class Y4MFileSource: MediaSource {
     /// Where the pictures' storage comes from (and returns to).
     public let pool: BufferPool
     private var pacer: SourcePacer<VideoFrame>
-    private var clock: (any MediaClock)?
 
     /// Opens `path` and reads its header; fails with a `MediaFileError` naming the file.
     public init(path: String, maxFrames: Int? = nil, pacing: Pacing = .asFastAsPossible, name: String = "y4m-reader") throws {
@@ -19,8 +18,8 @@ public final class Y4MFileSource: MediaSource {
     }
 
     public func outputCaps() throws -> Caps { Caps(.video(reader.format)) }
-    public func start(output: MediaFormat, context: NodeContext) throws { clock = context.clock }
-    public func produce() throws -> Production<VideoFrame> { try pacer.next(clock: clock!) { try reader.next() } }
+    public func start(output: MediaFormat, context: NodeContext) throws { pacer.start(context: context) }
+    public func produce() throws -> Production<VideoFrame> { try pacer.next { try reader.next() } }
 }
 
 /// Reads compressed pictures from an IVF file.
@@ -35,7 +34,6 @@ public final class IVFFileSource: MediaSource {
     private var lookahead: [EncodedFrame] = []
     private var lookaheadError: (any Error)?
     private var pacer: SourcePacer<EncodedFrame>
-    private var clock: (any MediaClock)?
 
     public init(path: String, maxFrames: Int? = nil, pacing: Pacing = .asFastAsPossible, name: String = "ivf-reader") throws {
         self.name = name
@@ -58,10 +56,10 @@ public final class IVFFileSource: MediaSource {
     }
 
     public func outputCaps() throws -> Caps { Caps(.video(format)) }
-    public func start(output: MediaFormat, context: NodeContext) throws { clock = context.clock }
+    public func start(output: MediaFormat, context: NodeContext) throws { pacer.start(context: context) }
 
     public func produce() throws -> Production<EncodedFrame> {
-        try pacer.next(clock: clock!) {
+        try pacer.next {
             if !lookahead.isEmpty { return lookahead.removeFirst() }
             if let error = lookaheadError {
                 lookaheadError = nil
@@ -78,7 +76,6 @@ public final class WAVFileSource: MediaSource {
     public let reader: WAVReader
     public let samplesPerFrame: Int
     private var pacer: SourcePacer<AudioFrame>
-    private var clock: (any MediaClock)?
 
     public init(path: String, samplesPerFrame: Int = 960, maxFrames: Int? = nil, pacing: Pacing = .asFastAsPossible,
                 name: String = "wav-reader") throws {
@@ -89,10 +86,10 @@ public final class WAVFileSource: MediaSource {
     }
 
     public func outputCaps() throws -> Caps { Caps(.audio(reader.format)) }
-    public func start(output: MediaFormat, context: NodeContext) throws { clock = context.clock }
+    public func start(output: MediaFormat, context: NodeContext) throws { pacer.start(context: context) }
 
     public func produce() throws -> Production<AudioFrame> {
-        try pacer.next(clock: clock!) { try reader.next(maxSamples: samplesPerFrame) }
+        try pacer.next { try reader.next(maxSamples: samplesPerFrame) }
     }
 }
 
@@ -104,7 +101,6 @@ public final class AnnexBFileSource: MediaSource {
     public let format: VideoFormat
     private let pool = BufferPool(name: "h264")
     private var pacer: SourcePacer<EncodedFrame>
-    private var clock: (any MediaClock)?
 
     public init(path: String, frameRate: Rational? = nil, maxFrames: Int? = nil, pacing: Pacing = .asFastAsPossible,
                 name: String = "h264-reader") throws {
@@ -116,8 +112,8 @@ public final class AnnexBFileSource: MediaSource {
     }
 
     public func outputCaps() throws -> Caps { Caps(.video(format)) }
-    public func start(output: MediaFormat, context: NodeContext) throws { clock = context.clock }
-    public func produce() throws -> Production<EncodedFrame> { try pacer.next(clock: clock!) { try reader.next(pool: pool) } }
+    public func start(output: MediaFormat, context: NodeContext) throws { pacer.start(context: context) }
+    public func produce() throws -> Production<EncodedFrame> { try pacer.next { try reader.next(pool: pool) } }
 }
 
 /// Reads the Opus packets of an Ogg Opus `.opus` file, timed in 48 kHz ticks with the pre-skip
@@ -128,7 +124,6 @@ public final class OggOpusFileSource: MediaSource {
     public let format: AudioFormat
     private let pool = BufferPool(name: "opus")
     private var pacer: SourcePacer<EncodedFrame>
-    private var clock: (any MediaClock)?
 
     public init(path: String, maxFrames: Int? = nil, pacing: Pacing = .asFastAsPossible,
                 name: String = "opus-reader") throws {
@@ -142,6 +137,6 @@ public final class OggOpusFileSource: MediaSource {
     public var preSkip: Int { reader.header.preSkip }
 
     public func outputCaps() throws -> Caps { Caps(.audio(format)) }
-    public func start(output: MediaFormat, context: NodeContext) throws { clock = context.clock }
-    public func produce() throws -> Production<EncodedFrame> { try pacer.next(clock: clock!) { try reader.next(pool: pool) } }
+    public func start(output: MediaFormat, context: NodeContext) throws { pacer.start(context: context) }
+    public func produce() throws -> Production<EncodedFrame> { try pacer.next { try reader.next(pool: pool) } }
 }

@@ -13,7 +13,6 @@ public final class LoopingSource<Inner: MediaSource>: MediaSource {
     private let reopen: () throws -> Inner
     private var current: Inner
     private var pacer: SourcePacer<Output>
-    private var clock: (any MediaClock)?
     private var started: (format: MediaFormat, context: NodeContext)?
     /// Added to the timestamps of the current pass.
     private var offset: MediaTime?
@@ -39,12 +38,12 @@ public final class LoopingSource<Inner: MediaSource>: MediaSource {
 
     public func start(output: MediaFormat, context: NodeContext) throws {
         started = (output, context)
-        clock = context.clock
+        pacer.start(context: context)
         try current.start(output: output, context: context)
     }
 
     public func produce() throws -> Production<Output> {
-        try pacer.next(clock: clock!) { try nextItem() }
+        try pacer.next { try nextItem() }
     }
 
     public func handle(_ event: UpstreamEvent) throws -> Bool { try current.handle(event) }
