@@ -39,6 +39,9 @@ final class Edge<Item>: @unchecked Sendable {
 
     /// Queues `packet` (past the capacity if need be: a producer checks `hasRoom` before it works,
     /// not before each of a step's outputs). Returns false when the edge is closed.
+    @_specialize(where Item == VideoFrame)
+    @_specialize(where Item == AudioFrame)
+    @_specialize(where Item == EncodedFrame)
     func push(_ packet: Packet<Item>) -> Bool {
         var wakeConsumer = false
         let accepted: Bool = lock.withLock {
@@ -53,6 +56,9 @@ final class Edge<Item>: @unchecked Sendable {
     }
 
     /// The next packet; nil when closed, or empty (the consumer is then parked here).
+    @_specialize(where Item == VideoFrame)
+    @_specialize(where Item == AudioFrame)
+    @_specialize(where Item == EncodedFrame)
     func pop() -> Packet<Item>? {
         var wakeProducer = false
         let packet: Packet<Item>? = lock.withLock {

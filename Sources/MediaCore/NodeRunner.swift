@@ -27,6 +27,9 @@ class NodeRunner: @unchecked Sendable {
     var isDone = false
 
     private let mailbox = Locked<[UpstreamEvent]>([])
+    /// How many events the mailbox holds, written under its lock: a step finds an empty mailbox
+    /// with one load, without the lock (a post that this load misses wakes the node again).
+    private let mailCount = Atomic<Int>(0)
     private var pendingEvents: [UpstreamEvent] = []
     let itemsIn = Atomic<Int>(0)
     let itemsOut = Atomic<Int>(0)
@@ -56,7 +59,10 @@ class NodeRunner: @unchecked Sendable {
 
     /// Queues an event for this node; it is handled where the node runs, before its next step.
     func post(_ event: UpstreamEvent) {
-        mailbox.withLock { $0.append(event) }
+        mailbox.withLock {
+            $0.append(event)
+            mailCount.add(1, ordering: .releasing)
+        }
         wake()
     }
 
@@ -123,8 +129,11 @@ class NodeRunner: @unchecked Sendable {
 
     /// Hands queued events to the node; those it does not handle travel on upstream.
     func deliverEvents() throws {
-        mailbox.withLock { swap(&$0, &pendingEvents) }
-        guard !pendingEvents.isEmpty else { return }
+        guard mailCount.load(ordering: .acquiring) > 0 else { return }
+        mailbox.withLock {
+            swap(&$0, &pendingEvents)
+            mailCount.store(0, ordering: .relaxed)
+        }
         for event in pendingEvents where try !node.handle(event) {
             if let upstream { upstream.post(event) } else { eventsUnhandled.add(1, ordering: .relaxed) }
         }
@@ -143,6 +152,9 @@ class NodeRunner: @unchecked Sendable {
 
 /// Pushes every item of `outbox` and, at the end, end-of-stream to each output edge.
 /// Returns false when an edge was closed (the run is stopping).
+@_specialize(where Item == VideoFrame)
+@_specialize(where Item == AudioFrame)
+@_specialize(where Item == EncodedFrame)
 private func deliver<Item>(_ outbox: inout Outbox<Item>, end: Bool, to outputs: [Edge<Item>], counter: borrowing Atomic<Int>) -> Bool {
     defer { outbox.items.removeAll(keepingCapacity: true) }
     var index = 0
@@ -154,6 +166,9 @@ private func deliver<Item>(_ outbox: inout Outbox<Item>, end: Bool, to outputs: 
     return end ? push(.end, to: outputs) : true
 }
 
+@_specialize(where Item == VideoFrame)
+@_specialize(where Item == AudioFrame)
+@_specialize(where Item == EncodedFrame)
 private func push<Item>(_ packet: Packet<Item>, to outputs: [Edge<Item>]) -> Bool {
     var index = 0
     while index < outputs.count {
@@ -164,6 +179,9 @@ private func push<Item>(_ packet: Packet<Item>, to outputs: [Edge<Item>]) -> Boo
 }
 
 /// Whether every output can take an item without exceeding its capacity.
+@_specialize(where Item == VideoFrame)
+@_specialize(where Item == AudioFrame)
+@_specialize(where Item == EncodedFrame)
 private func haveRoom<Item>(_ outputs: [Edge<Item>]) -> Bool {
     var index = 0
     while index < outputs.count {
