@@ -146,9 +146,11 @@ class NodeRunner: @unchecked Sendable {
     }
 }
 
-// The helpers below loop by index on purpose: the runners are generic over types defined in other
-// modules, so this code runs unspecialised, where `for in` over an array goes through protocol
-// witnesses whose coroutine frames are heap-allocated on every call.
+// The runners are generic over node types of other modules, so their code runs unspecialised:
+// every generic value it touches costs a metadata lookup. The per-item helpers below and the edges'
+// push and pop are generic over the payload alone and specialised for the three payloads, which
+// their generic entries dispatch to (`@_specialize`). They loop by index: unspecialised, `for in`
+// over an array goes through protocol witnesses whose coroutine frames are allocated on every call.
 
 /// Pushes every item of `outbox` and, at the end, end-of-stream to each output edge.
 /// Returns false when an edge was closed (the run is stopping).
