@@ -48,7 +48,7 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
         /// A network emulator on the way out, for tests and measurements (`--impair`).
         public var impairment: ImpairmentProfile?
         /// How long `close()` keeps answering NACKs before its BYE, so that the last frames can be
-        /// repaired too.
+        /// repaired too; it also sends tail-loss probes in that time (none when zero).
         public var linger: ClockTime = .milliseconds(300)
         /// SRTP (RFC 3711): what goes out is protected with this key, and the RTCP that comes back
         /// is checked with it (an SDES key covers the stream both ways, RFC 4568 §6.1).
@@ -112,6 +112,7 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
         /// nil when the transport sends packets as they are.
         var protectBuffer: UnsafeMutableRawBufferPointer?
         var senderReports = 0
+        var tailProbes = 0
         var nextReport: ClockTime?
         /// The latest time anything went out: the sending thread and the feedback reader (answering NACKs)
         /// read the clock before they take the lock, so the later one may hold the earlier time.
@@ -249,6 +250,7 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
             statistics.retransmissions = outgoing.sender.statistics.retransmissions
             statistics.retransmittedPayloadBytes = outgoing.sender.statistics.retransmittedOctetCount
             statistics.retransmissionsMissed = outgoing.sender.statistics.retransmissionsMissed
+            statistics.tailProbes = outgoing.tailProbes
             statistics.impairment = transport.impairment
             statistics.srtp = transport.sentProtection
             return statistics
@@ -258,11 +260,22 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
     /// Keeps answering NACKs for `linger`, stops reading feedback (the reactor's handlers have
     /// returned and will not run again), sends what the impairment still holds, a last sender
     /// report and a BYE (RFC 3550 §6.6), and closes the transport. Safe to call more than once.
+    ///
+    /// A tail-loss probe, the last packet sent again, opens the linger, and another comes halfway:
+    /// a receiver that lost the stream's last packets has no later one to show the gap, and it
+    /// ends at the BYE (RFC 3550 §6.3.7), so without a probe nothing would NACK them (RFC 4585
+    /// §6.2.1). The second covers a first one lost with them (a full socket buffer drops runs).
     public func close() {
         guard !closed else { return }
         closed = true
-        if rtcpThread != nil || reactorFeedback != nil, outgoing.withLock({ $0.sender.statistics.packetCount > 0 }) {
-            clock.sleep(until: clock.now + configuration.linger, unless: StopSignal())
+        if rtcpThread != nil || reactorFeedback != nil, configuration.linger > .zero,
+           outgoing.withLock({ $0.sender.statistics.packetCount > 0 }) {
+            let start = clock.now
+            for probe in 1...2 {
+                sendTailProbe()
+                clock.sleep(until: start + ClockTime(nanoseconds: configuration.linger.nanoseconds * Int64(probe) / 2),
+                            unless: StopSignal())
+            }
         }
         stopping.store(true, ordering: .relaxed)
         rtcpThread?.join()
@@ -293,6 +306,17 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
         }
         protectBuffer.copyMemory(from: packet)
         try transport.sendRTP(protectBuffer, length: packet.count, at: now)
+    }
+
+    /// Sends the stream's last packet again (as RTX when configured, RFC 4588 §4).
+    private func sendTailProbe() {
+        let now = clock.now
+        outgoing.withLock { outgoing in
+            let protectBuffer = outgoing.protectBuffer, now = outgoing.transmissionTime(now)
+            if (try? outgoing.sender.resendLast { try transmit($0, at: now, protectingIn: protectBuffer) }) == true {
+                outgoing.tailProbes += 1
+            }
+        }
     }
 
     private func sendReportIfDue(at now: ClockTime, outgoing: inout Outgoing) throws {
@@ -418,7 +442,10 @@ public struct RTPSendStatistics: Sendable, Hashable {
     /// RTP packets (not counting retransmissions) and their payload bytes.
     public var packetsSent = 0
     public var payloadBytesSent = 0
+    /// Packets sent again: for NACKs, and the tail probes.
     public var retransmissions = 0
+    /// The last packet sent again before the BYE, for a receiver that lost the stream's tail (see `close()`).
+    public var tailProbes = 0
     /// NACKed packets no longer in the history.
     public var retransmissionsMissed = 0
     public var nacksReceived = 0
