@@ -349,11 +349,13 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
     }
 
     /// Answers the RTCP that arrives within `timeout` and what else is queued (a batch at most).
+    /// Reports are timed by when the kernel had them (`receive(timeout:withQueueTimes:)`): the round
+    /// trip from their LSR and DLSR (RFC 3550 §6.4.1) then leaves out how long they waited unread.
     private func readFeedback(waiting timeout: ClockTime) {
-        _ = try? transport.receive(timeout: timeout) { [self] packet in
+        _ = try? transport.receive(timeout: timeout, withQueueTimes: { [self] packet, queuedFor in
             let now = clock.now
             switch packet {
-            case .rtcp(let bytes): return receiveRTCP(bytes, at: now)
+            case .rtcp(let bytes): return handleRTCP(bytes, at: now, queuedFor: queuedFor)
             case .rtp:
                 // A sender expects feedback only: anything else is malformed RTCP to it.
                 heard.withLock { $0.malformedRTCP += 1 }
@@ -362,7 +364,7 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
                 heard.withLock { $0.unprotectFailures += 1 }
                 return false
             }
-        }
+        })
     }
 
     /// Handles one RTCP compound packet from the receiver, unprotected, that arrived at `now`:
@@ -370,10 +372,11 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
     /// reports. Safe from any thread. Returns false, counted, when the packet is malformed.
     @discardableResult
     public func receiveRTCP(_ bytes: UnsafeRawBufferPointer, at now: ClockTime) -> Bool {
-        handleRTCP(bytes, at: now)
+        handleRTCP(bytes, at: now, queuedFor: .zero)
     }
 
-    private func handleRTCP(_ bytes: UnsafeRawBufferPointer, at now: ClockTime) -> Bool {
+    /// `receiveRTCP`, for a packet that waited `queuedFor` in the kernel before it was read.
+    private func handleRTCP(_ bytes: UnsafeRawBufferPointer, at now: ClockTime, queuedFor: ClockTime) -> Bool {
         guard let compound = try? RTCPCompoundPacket(parsing: bytes, reducedSize: true) else {
             heard.withLock { $0.malformedRTCP += 1 }
             return false
@@ -395,10 +398,10 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
                 heard.withLock { $0.firReceived += 1 }
                 keyframeRequested = true
             case .receiverReport(let report):
-                note(report.reportBlocks)
+                note(report.reportBlocks, arrival: .now(minus: queuedFor))
                 keyframeRequested = newReceiver(report.ssrc, blocks: report.reportBlocks, at: now) || keyframeRequested
             case .senderReport(let report):
-                note(report.reportBlocks)
+                note(report.reportBlocks, arrival: .now(minus: queuedFor))
                 keyframeRequested = newReceiver(report.ssrc, blocks: report.reportBlocks, at: now) || keyframeRequested
             case .goodbye:
                 heard.withLock { $0.goodbyeReceived = true }
@@ -423,14 +426,15 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
         return true
     }
 
-    /// Reception quality and round-trip time from the blocks about this stream (RFC 3550 §6.4.1).
-    private func note(_ blocks: [ReportBlock]) {
+    /// Reception quality and round-trip time from the blocks about this stream, of a report that
+    /// arrived at `arrival` on the wall clock (RFC 3550 §6.4.1).
+    private func note(_ blocks: [ReportBlock], arrival: NTPTimestamp) {
         heard.withLock { statistics in
             for block in blocks where block.ssrc == configuration.sender.ssrc {
                 statistics.receiverReports += 1
                 statistics.fractionLost = Double(block.fractionLost) / 256
                 statistics.cumulativeLost = Int(block.cumulativeLost)
-                if let rtt = block.roundTripTime(arrival: .now) { statistics.roundTripTime = rtt }
+                if let rtt = block.roundTripTime(arrival: arrival) { statistics.roundTripTime = rtt }
             }
         }
     }
@@ -479,10 +483,13 @@ public struct RTPSendStatistics: Sendable, Hashable {
 
 extension NTPTimestamp {
     /// The wall clock now (CLOCK_REALTIME), for sender reports and round-trip times.
-    public static var now: NTPTimestamp {
+    public static var now: NTPTimestamp { now(minus: .zero) }
+
+    /// The wall clock `span` ago: when a packet that waited `span` in the kernel arrived.
+    static func now(minus span: ClockTime) -> NTPTimestamp {
         var spec = timespec()
         clock_gettime(CLOCK_REALTIME, &spec)
-        return NTPTimestamp(unixSeconds: Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9)
+        return NTPTimestamp(unixSeconds: Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9 - span.seconds)
     }
 }
 
