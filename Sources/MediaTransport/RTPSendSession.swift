@@ -263,7 +263,7 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
     ///
     /// A tail-loss probe, the last packet sent again, opens the linger, and another comes halfway:
     /// a receiver that lost the stream's last packets has no later one to show the gap, and it
-    /// ends at the BYE (RFC 3550 §6.3.7), so without a probe nothing would NACK them (RFC 4585
+    /// ends at the BYE (RFC 3550 §6.3.4), so without a probe nothing would NACK them (RFC 4585
     /// §6.2.1). The second covers a first one lost with them (a full socket buffer drops runs).
     public func close() {
         guard !closed else { return }
