@@ -115,6 +115,15 @@ public struct RTPSender<Packetizer: RTPPacketizer>: Sendable {
         return true
     }
 
+    /// Sends the stream's last packet again, as `retransmit` does (a tail-loss probe: a receiver
+    /// that lost the last packets sees the gap below it and NACKs them, RFC 4585 §6.2.1). Returns
+    /// false when no packet was sent yet.
+    @discardableResult
+    public mutating func resendLast(emit: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
+        guard statistics.packetCount > 0 else { return false }
+        return try retransmit(nextSequenceNumber &- 1, emit: emit)
+    }
+
     /// Answers every sequence number a generic NACK lists (RFC 4585 §6.2.1).
     public mutating func retransmit(_ nack: GenericNACK, emit: (UnsafeRawBufferPointer) throws -> Void) throws {
         for pair in nack.pairs {
@@ -145,7 +154,7 @@ public struct RTPSenderStatistics: Sendable, Hashable {
     public var frameCount = 0
     /// Payload bytes of the packets retransmitted.
     public var retransmittedOctetCount = 0
-    /// Packets sent again on request, and requests for packets no longer kept.
+    /// Packets sent again (for a NACK, or as a tail-loss probe), and requests for packets no longer kept.
     public var retransmissions = 0
     public var retransmissionsMissed = 0
 }

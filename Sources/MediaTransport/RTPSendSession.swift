@@ -48,7 +48,7 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
         /// A network emulator on the way out, for tests and measurements (`--impair`).
         public var impairment: ImpairmentProfile?
         /// How long `close()` keeps answering NACKs before its BYE, so that the last frames can be
-        /// repaired too.
+        /// repaired too; it also sends tail-loss probes in that time (none when zero).
         public var linger: ClockTime = .milliseconds(300)
         /// SRTP (RFC 3711): what goes out is protected with this key, and the RTCP that comes back
         /// is checked with it (an SDES key covers the stream both ways, RFC 4568 §6.1).
@@ -112,6 +112,7 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
         /// nil when the transport sends packets as they are.
         var protectBuffer: UnsafeMutableRawBufferPointer?
         var senderReports = 0
+        var tailProbes = 0
         var nextReport: ClockTime?
         /// The latest time anything went out: the sending thread and the feedback reader (answering NACKs)
         /// read the clock before they take the lock, so the later one may hold the earlier time.
@@ -249,6 +250,7 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
             statistics.retransmissions = outgoing.sender.statistics.retransmissions
             statistics.retransmittedPayloadBytes = outgoing.sender.statistics.retransmittedOctetCount
             statistics.retransmissionsMissed = outgoing.sender.statistics.retransmissionsMissed
+            statistics.tailProbes = outgoing.tailProbes
             statistics.impairment = transport.impairment
             statistics.srtp = transport.sentProtection
             return statistics
@@ -258,11 +260,22 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
     /// Keeps answering NACKs for `linger`, stops reading feedback (the reactor's handlers have
     /// returned and will not run again), sends what the impairment still holds, a last sender
     /// report and a BYE (RFC 3550 §6.6), and closes the transport. Safe to call more than once.
+    ///
+    /// A tail-loss probe, the last packet sent again, opens the linger, and another comes halfway:
+    /// a receiver that lost the stream's last packets has no later one to show the gap, and it
+    /// ends at the BYE (RFC 3550 §6.3.4), so without a probe nothing would NACK them (RFC 4585
+    /// §6.2.1). The second covers a first one lost with them (a full socket buffer drops runs).
     public func close() {
         guard !closed else { return }
         closed = true
-        if rtcpThread != nil || reactorFeedback != nil, outgoing.withLock({ $0.sender.statistics.packetCount > 0 }) {
-            clock.sleep(until: clock.now + configuration.linger, unless: StopSignal())
+        if rtcpThread != nil || reactorFeedback != nil, configuration.linger > .zero,
+           outgoing.withLock({ $0.sender.statistics.packetCount > 0 }) {
+            let start = clock.now
+            for probe in 1...2 {
+                sendTailProbe()
+                clock.sleep(until: start + ClockTime(nanoseconds: configuration.linger.nanoseconds * Int64(probe) / 2),
+                            unless: StopSignal())
+            }
         }
         stopping.store(true, ordering: .relaxed)
         rtcpThread?.join()
@@ -295,6 +308,17 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
         try transport.sendRTP(protectBuffer, length: packet.count, at: now)
     }
 
+    /// Sends the stream's last packet again (as RTX when configured, RFC 4588 §4).
+    private func sendTailProbe() {
+        let now = clock.now
+        outgoing.withLock { outgoing in
+            let protectBuffer = outgoing.protectBuffer, now = outgoing.transmissionTime(now)
+            if (try? outgoing.sender.resendLast { try transmit($0, at: now, protectingIn: protectBuffer) }) == true {
+                outgoing.tailProbes += 1
+            }
+        }
+    }
+
     private func sendReportIfDue(at now: ClockTime, outgoing: inout Outgoing) throws {
         guard now >= outgoing.nextReport ?? now else { return }
         outgoing.nextReport = now + configuration.reportInterval
@@ -325,11 +349,13 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
     }
 
     /// Answers the RTCP that arrives within `timeout` and what else is queued (a batch at most).
+    /// Reports are timed by when the kernel had them (`receive(timeout:withQueueTimes:)`): the round
+    /// trip from their LSR and DLSR (RFC 3550 §6.4.1) then leaves out how long they waited unread.
     private func readFeedback(waiting timeout: ClockTime) {
-        _ = try? transport.receive(timeout: timeout) { [self] packet in
+        _ = try? transport.receive(timeout: timeout, withQueueTimes: { [self] packet, queuedFor in
             let now = clock.now
             switch packet {
-            case .rtcp(let bytes): return receiveRTCP(bytes, at: now)
+            case .rtcp(let bytes): return handleRTCP(bytes, at: now, queuedFor: queuedFor)
             case .rtp:
                 // A sender expects feedback only: anything else is malformed RTCP to it.
                 heard.withLock { $0.malformedRTCP += 1 }
@@ -338,7 +364,7 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
                 heard.withLock { $0.unprotectFailures += 1 }
                 return false
             }
-        }
+        })
     }
 
     /// Handles one RTCP compound packet from the receiver, unprotected, that arrived at `now`:
@@ -346,10 +372,11 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
     /// reports. Safe from any thread. Returns false, counted, when the packet is malformed.
     @discardableResult
     public func receiveRTCP(_ bytes: UnsafeRawBufferPointer, at now: ClockTime) -> Bool {
-        handleRTCP(bytes, at: now)
+        handleRTCP(bytes, at: now, queuedFor: .zero)
     }
 
-    private func handleRTCP(_ bytes: UnsafeRawBufferPointer, at now: ClockTime) -> Bool {
+    /// `receiveRTCP`, for a packet that waited `queuedFor` in the kernel before it was read.
+    private func handleRTCP(_ bytes: UnsafeRawBufferPointer, at now: ClockTime, queuedFor: ClockTime) -> Bool {
         guard let compound = try? RTCPCompoundPacket(parsing: bytes, reducedSize: true) else {
             heard.withLock { $0.malformedRTCP += 1 }
             return false
@@ -371,10 +398,10 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
                 heard.withLock { $0.firReceived += 1 }
                 keyframeRequested = true
             case .receiverReport(let report):
-                note(report.reportBlocks)
+                note(report.reportBlocks, arrival: .now(minus: queuedFor))
                 keyframeRequested = newReceiver(report.ssrc, blocks: report.reportBlocks, at: now) || keyframeRequested
             case .senderReport(let report):
-                note(report.reportBlocks)
+                note(report.reportBlocks, arrival: .now(minus: queuedFor))
                 keyframeRequested = newReceiver(report.ssrc, blocks: report.reportBlocks, at: now) || keyframeRequested
             case .goodbye:
                 heard.withLock { $0.goodbyeReceived = true }
@@ -399,14 +426,15 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
         return true
     }
 
-    /// Reception quality and round-trip time from the blocks about this stream (RFC 3550 §6.4.1).
-    private func note(_ blocks: [ReportBlock]) {
+    /// Reception quality and round-trip time from the blocks about this stream, of a report that
+    /// arrived at `arrival` on the wall clock (RFC 3550 §6.4.1).
+    private func note(_ blocks: [ReportBlock], arrival: NTPTimestamp) {
         heard.withLock { statistics in
             for block in blocks where block.ssrc == configuration.sender.ssrc {
                 statistics.receiverReports += 1
                 statistics.fractionLost = Double(block.fractionLost) / 256
                 statistics.cumulativeLost = Int(block.cumulativeLost)
-                if let rtt = block.roundTripTime(arrival: .now) { statistics.roundTripTime = rtt }
+                if let rtt = block.roundTripTime(arrival: arrival) { statistics.roundTripTime = rtt }
             }
         }
     }
@@ -418,7 +446,10 @@ public struct RTPSendStatistics: Sendable, Hashable {
     /// RTP packets (not counting retransmissions) and their payload bytes.
     public var packetsSent = 0
     public var payloadBytesSent = 0
+    /// Packets sent again: for NACKs, and the tail probes.
     public var retransmissions = 0
+    /// The last packet sent again before the BYE, for a receiver that lost the stream's tail (see `close()`).
+    public var tailProbes = 0
     /// NACKed packets no longer in the history.
     public var retransmissionsMissed = 0
     public var nacksReceived = 0
@@ -452,10 +483,13 @@ public struct RTPSendStatistics: Sendable, Hashable {
 
 extension NTPTimestamp {
     /// The wall clock now (CLOCK_REALTIME), for sender reports and round-trip times.
-    public static var now: NTPTimestamp {
+    public static var now: NTPTimestamp { now(minus: .zero) }
+
+    /// The wall clock `span` ago: when a packet that waited `span` in the kernel arrived.
+    static func now(minus span: ClockTime) -> NTPTimestamp {
         var spec = timespec()
         clock_gettime(CLOCK_REALTIME, &spec)
-        return NTPTimestamp(unixSeconds: Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9)
+        return NTPTimestamp(unixSeconds: Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9 - span.seconds)
     }
 }
 

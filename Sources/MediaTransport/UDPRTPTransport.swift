@@ -49,9 +49,11 @@ public final class UDPRTPTransport: RTPDatagramTransport, @unchecked Sendable {
     }
 
     /// The transport of `RTPSendSession(packetizer:configuration:)`: binds `configuration.local`,
-    /// sends to `configuration.remote` and its RTCP destination, reads RTCP only.
+    /// sends to `configuration.remote` and its RTCP destination, reads RTCP only, with the kernel's
+    /// arrival stamps on (round trips from receiver reports, RFC 3550 §6.4.1).
     public convenience init<Packetizer>(sending configuration: RTPSendSession<Packetizer>.Configuration) throws {
         let sockets = try RTPSessionSockets(local: configuration.local, multiplexed: configuration.multiplexed)
+        try? sockets.rtcp.enableArrivalTimestamps()
         do {
             try self.init(sockets: sockets, remote: configuration.remote, remoteRTCP: configuration.rtcpDestination,
                           learnsRemote: false, receivesRTP: false, srtp: configuration.srtp, impairment: configuration.impairment)
@@ -153,7 +155,7 @@ public final class UDPRTPTransport: RTPDatagramTransport, @unchecked Sendable {
     }
 
     /// `receive(timeout:_:)`, with how long each datagram waited in the kernel (zero without its
-    /// arrival stamp: a sender's sockets, which do not ask for them).
+    /// arrival stamp).
     public func receive(timeout: ClockTime?, withQueueTimes deliver: (RTPTransportPacket, ClockTime) -> Bool) throws -> Bool {
         guard receivesRTP else {
             return try receiveBatch(on: sockets.rtcp, timeout: timeout, isRTCP: { _ in true }, deliver)

@@ -74,6 +74,19 @@ import Testing
         #expect(sender.statistics.retransmissions == 3)
     }
 
+    /// The tail-loss probe is the newest packet (across the sequence number's wrap), counted as a
+    /// retransmission; before any packet there is nothing to probe with.
+    @Test func theTailProbeIsTheLastPacketSentAgain() throws {
+        var sender = try Self.sender()
+        var resent: [[UInt8]] = []
+        #expect(try !sender.resendLast { resent.append(Array($0)) })
+        _ = try Self.send(Self.frame(0, size: 2500), with: &sender)
+        let second = try Self.send(Self.frame(1, size: 1500), with: &sender)
+        #expect(try sender.resendLast { resent.append(Array($0)) })
+        #expect(resent == [second[1]], "packet 2 (65534 + 4, wrapped), the marker packet of the last frame")
+        #expect(sender.statistics.retransmissions == 1 && sender.statistics.packetCount == 5)
+    }
+
     /// RFC 4588 §4: the RTX packet has the RTX payload type, SSRC and sequence numbering, the
     /// original timestamp and marker, and the original sequence number before the original payload.
     @Test func retransmissionsGoAsRTXWhenConfigured() throws {

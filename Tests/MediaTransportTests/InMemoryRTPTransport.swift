@@ -8,30 +8,36 @@ import MediaSRTP
 /// through an optional `NetworkImpairment` (delivered when `sendDue(until:)` reaches its time), RTCP
 /// straight, as `UDPRTPTransport` does. With `SRTPParameters` both ends protect and check packets,
 /// so the session's copy-then-protect path runs too. `receive` never waits: a test drives both
-/// sessions by hand with a `ManualClock`.
+/// sessions by hand with a `ManualClock`. `loseNext(_:)` drops chosen packets; a `watchable` end
+/// has a descriptor that never turns readable, so that a started session reads no feedback on
+/// its own and the test's `serviceTransport` calls are the only reader.
 final class InMemoryRTPTransport: RTPDatagramTransport, @unchecked Sendable {
     let name: String
     private weak var peer: InMemoryRTPTransport?
     private let state: Locked<State>
     private let outbound: SRTPSession?
     private let inbound: SRTPSession?
+    /// The `watchable` end's descriptor, never woken.
+    private let idle: EventWaker?
 
     private struct State: @unchecked Sendable {
         var inbox: [(rtcp: Bool, bytes: [UInt8])] = []
         var impairment: NetworkImpairment<[UInt8]>?
         var closed = false
+        var losing = 0
     }
 
-    private init(name: String, impairment: ImpairmentProfile?, srtp: SRTPParameters?) throws {
+    private init(name: String, impairment: ImpairmentProfile?, srtp: SRTPParameters?, watchable: Bool = false) throws {
         self.name = name
+        idle = watchable ? try EventWaker() : nil
         state = Locked(State(impairment: impairment.map { NetworkImpairment(profile: $0) }))
         (outbound, inbound) = try srtp?.sessions() ?? (nil, nil)
     }
 
-    /// Two ends joined to each other; `impairment` applies to RTP from `a` to `b`.
-    static func pair(impairment: ImpairmentProfile? = nil, srtp: SRTPParameters? = nil) throws
+    /// Two ends joined to each other; `impairment` applies to RTP from `a` to `b`, `watchable` to `a`.
+    static func pair(impairment: ImpairmentProfile? = nil, srtp: SRTPParameters? = nil, watchable: Bool = false) throws
         -> (a: InMemoryRTPTransport, b: InMemoryRTPTransport) {
-        let a = try InMemoryRTPTransport(name: "memory-a", impairment: impairment, srtp: srtp)
+        let a = try InMemoryRTPTransport(name: "memory-a", impairment: impairment, srtp: srtp, watchable: watchable)
         let b = try InMemoryRTPTransport(name: "memory-b", impairment: nil, srtp: srtp)
         a.peer = b
         b.peer = a
@@ -47,18 +53,32 @@ final class InMemoryRTPTransport: RTPDatagramTransport, @unchecked Sendable {
     var receivedProtection: SRTPStatistics? { inbound?.statistics }
     var impairment: ImpairmentStatistics? { state.withLock { $0.impairment?.statistics } }
 
+    var readinessDescriptors: [Int32] { idle.map { [$0.descriptor] } ?? [] }
+
     func close() { state.withLock { $0.closed = true } }
+
+    /// Drops the next `count` RTP packets this end sends (RTX included), as a network would.
+    func loseNext(_ count: Int) { state.withLock { $0.losing = count } }
 
     func sendRTP(_ buffer: UnsafeMutableRawBufferPointer, length: Int, at now: ClockTime) throws {
         let length = try outbound?.protect(buffer, length: length) ?? length
         let packet = Array(UnsafeRawBufferPointer(rebasing: buffer[0..<length]))
-        let impaired = try state.withLock { state in
+        // Nil: lost on the way.
+        let impaired: Bool? = try state.withLock { state in
             guard !state.closed else { throw SocketError.closed }
+            guard state.losing == 0 else {
+                state.losing -= 1
+                return nil
+            }
             guard state.impairment != nil else { return false }
             state.impairment!.submit(packet, bytes: packet.count, at: now)
             return true
         }
-        if impaired { try sendDue(until: now) } else { peer?.arrive(packet, rtcp: false) }
+        switch impaired {
+        case true?: try sendDue(until: now)
+        case false?: peer?.arrive(packet, rtcp: false)
+        case nil: break
+        }
     }
 
     func sendRTCP(_ buffer: UnsafeMutableRawBufferPointer, length: Int, at now: ClockTime) throws {

@@ -120,6 +120,31 @@ import Testing
                 "BYE at the end (RFC 3550 §6.6)")
     }
 
+    /// The round trip from a receiver report (RFC 3550 §6.4.1: arrival − LSR − DLSR) is taken at
+    /// the report's arrival in the kernel, not at its read: a report left unread for half a second
+    /// (a busy feedback thread) adds nothing to it.
+    @Test func theRoundTripFromAReportIsTimedAtItsArrivalNotItsRead() throws {
+        let (receiver, session) = try Self.pair()
+        defer {
+            session.close()
+            receiver.close()
+        }
+        try session.send(Self.keyframe(size: 100))
+        guard case .senderReport(let report)? = try Self.drain(receiver, for: 0.05).rtcp.first?.packets.first else {
+            Issue.record("no sender report")
+            return
+        }
+        let block = ReportBlock(ssrc: Self.ssrc, lastSenderReport: report.ntpTimestamp.compact, delaySinceLastSenderReport: 0)
+        let sentAt = NTPTimestamp.now
+        try Self.send([.receiverReport(ReceiverReport(ssrc: 9, reportBlocks: [block]))], from: receiver, to: session)
+        let unread = 0.5
+        usleep(UInt32(unread * 1e6))  // the report waits in the kernel, as behind a busy reader
+        session.serviceTransport(timeout: .zero)
+        let expected = sentAt.secondsSince1900 - report.ntpTimestamp.secondsSince1900
+        let rtt = try #require(session.statistics.roundTripTime)
+        #expect(abs(rtt - expected) < unread / 5, "\(rtt) s measured, \(expected) s from the report to its arrival")
+    }
+
     @Test func retransmissionsGoAsRTXOnTheirOwnSSRC() throws {
         let (receiver, session) = try Self.pair(rtx: (97, 0xABCD))
         session.start()

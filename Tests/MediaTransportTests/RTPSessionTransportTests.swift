@@ -156,6 +156,57 @@ import Testing
         }
     }
 
+    /// Every packet of the stream's last frame is lost (and with `probesLost`, the first tail probe
+    /// too): no later packet shows the gap and the BYE ends the receiver. The tail probes that
+    /// `close()` sends before its BYE, plain or as RTX (RFC 4588), reveal the gap, the receiver
+    /// NACKs it (RFC 4585 §6.2.1) within the linger, and every frame comes out.
+    @Test(arguments: [false, true], [0, 1])
+    func theLastFrameLostWholeIsRecoveredBeforeTheBye(rtx: Bool, probesLost: Int) throws {
+        let clock = SteppingClock(start: .seconds(10))
+        let (a, b) = try InMemoryRTPTransport.pair(watchable: true)
+        let sending = try RTPSendSession<VP8Packetizer>.Configuration(
+            remote: Self.unusedAddress, multiplexed: true,
+            sender: .init(payloadType: 96, ssrc: Self.ssrc, rtx: rtx ? Self.rtx : nil), reportInterval: .milliseconds(500))
+        let sender = RTPSendSession(packetizer: try VP8Packetizer(maxPayloadSize: 500), configuration: sending,
+                                    transport: a, clock: clock)
+        let receiving = RTPReceiveSession<VP8Depacketizer>.Configuration(
+            local: Self.unusedAddress, multiplexed: true, payloadType: 96,
+            jitterBuffer: .init(rtx: rtx ? Self.rtx : nil), reportInterval: .milliseconds(500))
+        let receiver = RTPReceiveSession(depacketizer: VP8Depacketizer(), configuration: receiving, transport: b, clock: clock)
+        var received: [EncodedFrame] = [], goodbye = false
+        // Each 5 ms: the receiver takes what arrived and sends its feedback, the sender answers it.
+        clock.step = {
+            taking: while !goodbye, let event = try? receiver.next(until: clock.now) {
+                switch event {
+                case .frame(let frame): received.append(frame)
+                case .goodbye: goodbye = true
+                case .timedOut: break taking
+                }
+            }
+            sender.serviceTransport(timeout: .zero)
+        }
+        sender.start()
+        let sent = (0..<5).map { Self.frame($0, keyframe: $0 == 0) }
+        for (index, frame) in sent.enumerated() {
+            if index == sent.count - 1 { a.loseNext(3 + probesLost) }
+            try sender.send(frame)
+            clock.sleep(until: clock.now + Self.frameInterval, unless: StopSignal())
+        }
+        #expect(received.count == sent.count - 1, "the last frame's loss shows nowhere yet")
+        sender.close()
+        for _ in 0..<10 where !goodbye { clock.step() }
+        receiver.close()
+
+        #expect(goodbye)
+        #expect(received.count == sent.count, "every frame, the last one too")
+        #expect(received.elementsEqual(sent) { Array($0.bytes) == Array($1.bytes) }, "whole and in order")
+        let sendingStatistics = sender.statistics, receivingStatistics = receiver.statistics
+        #expect(sendingStatistics.tailProbes == 2, "at the linger's start and halfway")
+        #expect(receivingStatistics.nacksSent >= 1 && sendingStatistics.nacksReceived >= 1)
+        #expect(receivingStatistics.jitterBuffer?.recovered == 2, "the two packets below the probe, NACKed and resent")
+        #expect(sendingStatistics.retransmissions >= 4, "two probes and two answers")
+    }
+
     /// The entry points a transport calls: what is not RTP or RTCP is counted and refused, so that
     /// a symmetric transport does not learn its return address from it.
     @Test func malformedPacketsAreCountedAndRefused() throws {
@@ -227,5 +278,24 @@ import Testing
         }
         #expect(ended, "the BYE came through SRTCP")
         receiver.close()
+    }
+}
+
+/// A clock that moves only while someone sleeps on it, and runs the test's world as it does: each
+/// 5 ms it calls `step`, then moves on. A session's `close()` that lingers on it thus sees its
+/// receiver and its feedback at every step, on the caller's thread, in a set order.
+private final class SteppingClock: MediaClock, @unchecked Sendable {
+    private let time: Mutex<ClockTime>
+    var step: () -> Void = {}
+
+    init(start: ClockTime) { time = Mutex(start) }
+
+    var now: ClockTime { time.withLock { $0 } }
+
+    func sleep(until deadline: ClockTime, unless stop: StopSignal) {
+        while now < deadline && !stop.isStopped {
+            step()
+            time.withLock { $0 = $0 + .milliseconds(5) }
+        }
     }
 }

@@ -320,7 +320,11 @@ import TestSupport
             let sluice = TestSupport.productsDirectory.appendingPathComponent("sluice").path
             let receiving = TestSupport.start(sluice, ["receive", sdp, output, "--quiet", "--timeout", "5"], timeout: 60)
             let pid = try Self.process(withArgument: sdp)
-            Thread.sleep(forTimeInterval: 0.5)  // it binds its ports
+            // Nothing is sent before it has bound its ports: on a busy machine a fixed half second was
+            // sometimes too short, and the stream's first keyframe went to a closed port (220 of 250
+            // frames: the rest waited for the next keyframe).
+            for _ in 0..<400 where ![port, port + 1].allSatisfy(RTPInteropTests.isBound(udpPort:)) { usleep(25_000) }
+            try #require([port, port + 1].allSatisfy(RTPInteropTests.isBound(udpPort:)), "sluice receive bound its ports")
 
             let stop = Atomic(false), sent = Atomic(0)
             let flood = WorkerThread {
