@@ -205,27 +205,17 @@ class ProducerRunner<Output: MediaPayload>: NodeRunner, @unchecked Sendable {
 
     /// Sends the outbox on (then end of stream if `end`); false when the run is stopping.
     func deliverOutbox(end: Bool) -> Bool { deliver(&outbox, end: end, to: outputs, counter: itemsOut) }
-}
 
-final class SourceRunner<Source: MediaSource>: ProducerRunner<Source.Output>, @unchecked Sendable {
-    let source: Source
-
-    init(_ source: Source) {
-        self.source = source
-        super.init(name: source.name)
-    }
-
-    override var node: any MediaNode { source }
-    override func trace(with tracing: FrameTracing) { traced = tracing.sources.map { (tracing.tracer, $0) } }
-    override func offeredCaps() throws -> Caps? { try source.outputCaps() }
-    override func start(context: NodeContext) throws { try source.start(output: outputFormat!, context: context) }
-
-    override func step() throws -> StepResult {
+    /// A source's step, with its `produce()`.
+    @_specialize(where Output == VideoFrame)
+    @_specialize(where Output == AudioFrame)
+    @_specialize(where Output == EncodedFrame)
+    final func sourceStep(_ produce: () throws -> Production<Output>) throws -> StepResult {
         try deliverEvents()
         guard outputsHaveRoom else { return .idle(wakeAt: nil) }
-        let production: Production<Source.Output>
+        let production: Production<Output>
         do {
-            production = try source.produce()
+            production = try produce()
         } catch {
             _ = deliverOutbox(end: true)
             return .ended(by: error)
@@ -242,6 +232,50 @@ final class SourceRunner<Source: MediaSource>: ProducerRunner<Source.Output>, @u
             return .done
         }
     }
+
+    /// A transform's step: the next item of `input` through `process`, or `finish` at its end.
+    @_specialize(where Input == VideoFrame, Output == VideoFrame)
+    @_specialize(where Input == VideoFrame, Output == EncodedFrame)
+    @_specialize(where Input == EncodedFrame, Output == VideoFrame)
+    @_specialize(where Input == EncodedFrame, Output == EncodedFrame)
+    @_specialize(where Input == AudioFrame, Output == AudioFrame)
+    @_specialize(where Input == AudioFrame, Output == EncodedFrame)
+    @_specialize(where Input == EncodedFrame, Output == AudioFrame)
+    final func transformStep<Input>(_ input: Edge<Input>, process: (Input, inout Outbox<Output>) throws -> Void,
+                                    finish: (inout Outbox<Output>) throws -> Void) throws -> StepResult {
+        try deliverEvents()
+        guard outputsHaveRoom else { return .idle(wakeAt: nil) }
+        guard let packet = input.pop() else { return .idle(wakeAt: nil) }
+        switch packet {
+        case .item(let item):
+            itemsIn.add(1, ordering: .relaxed)
+            try process(item, &outbox)
+            return deliverOutbox(end: false) ? .progressed : .done
+        case .end:
+            try finish(&outbox)
+            _ = deliverOutbox(end: true)
+            return .done
+        }
+    }
+}
+
+// The runners of each role are generic over their node's type, which lives in another module; their
+// steps hand the node's calls to the steps above, which are generic over the payloads alone. The
+// calls go as closure literals: a method reference passed instead is a heap-allocated closure.
+
+final class SourceRunner<Source: MediaSource>: ProducerRunner<Source.Output>, @unchecked Sendable {
+    let source: Source
+
+    init(_ source: Source) {
+        self.source = source
+        super.init(name: source.name)
+    }
+
+    override var node: any MediaNode { source }
+    override func trace(with tracing: FrameTracing) { traced = tracing.sources.map { (tracing.tracer, $0) } }
+    override func offeredCaps() throws -> Caps? { try source.outputCaps() }
+    override func start(context: NodeContext) throws { try source.start(output: outputFormat!, context: context) }
+    override func step() throws -> StepResult { try sourceStep { try source.produce() } }
 }
 
 final class TransformRunner<Transform: MediaTransform>: ProducerRunner<Transform.Output>, @unchecked Sendable {
@@ -259,21 +293,8 @@ final class TransformRunner<Transform: MediaTransform>: ProducerRunner<Transform
     override func start(context: NodeContext) throws {
         try transform.start(input: inputFormat!, output: outputFormat!, context: context)
     }
-
     override func step() throws -> StepResult {
-        try deliverEvents()
-        guard outputsHaveRoom else { return .idle(wakeAt: nil) }
-        guard let packet = input.pop() else { return .idle(wakeAt: nil) }
-        switch packet {
-        case .item(let item):
-            itemsIn.add(1, ordering: .relaxed)
-            try transform.process(item, into: &outbox)
-            return deliverOutbox(end: false) ? .progressed : .done
-        case .end:
-            try transform.finish(into: &outbox)
-            _ = deliverOutbox(end: true)
-            return .done
-        }
+        try transformStep(input, process: { try transform.process($0, into: &$1) }, finish: { try transform.finish(into: &$0) })
     }
 }
 
@@ -290,18 +311,26 @@ final class SinkRunner<Sink: MediaSink>: NodeRunner, @unchecked Sendable {
     override func trace(with tracing: FrameTracing) { traced = tracing.sinks.map { (tracing.tracer, $0) } }
     override var acceptedCaps: Caps? { sink.inputCaps }
     override func start(context: NodeContext) throws { try sink.start(input: inputFormat!, context: context) }
+    override func step() throws -> StepResult { try sinkStep(input, consume: { try sink.consume($0) }, finish: { try sink.finish() }) }
+}
 
-    override func step() throws -> StepResult {
+extension NodeRunner {
+    /// A sink's step: the next item of `input` to `consume`, or `finish` at its end.
+    @_specialize(where Input == VideoFrame)
+    @_specialize(where Input == AudioFrame)
+    @_specialize(where Input == EncodedFrame)
+    final func sinkStep<Input: MediaPayload>(_ input: Edge<Input>, consume: (Input) throws -> Void,
+                                             finish: () throws -> Void) throws -> StepResult {
         try deliverEvents()
         guard let packet = input.pop() else { return .idle(wakeAt: nil) }
         switch packet {
         case .item(let item):
-            try sink.consume(item)
+            try consume(item)
             if let traced { traced.tracer.record(traced.stage, pts: item.pts) }
             itemsIn.add(1, ordering: .relaxed)
             return .progressed
         case .end:
-            try sink.finish()
+            try finish()
             return .done
         }
     }
