@@ -197,7 +197,8 @@ public final class PeerConnection: @unchecked Sendable {
 
     public var dataChannels: [PeerDataChannel] { state.withLock { $0.dataChannels } }
 
-    /// Called with each channel the peer opens, on the thread that read its DCEP open, before any of
+    /// Called with each channel the peer opens, on the thread that read its DCEP open (the reactor's:
+    /// keep it short, never block), before any of
     /// its messages is delivered, so a handler set here (`onEvent`) misses nothing; libwebrtc's
     /// `OnDataChannel`. `Event.dataChannel` reports the same channel later.
     public var onDataChannel: (@Sendable (PeerDataChannel) -> Void)? {
@@ -407,7 +408,7 @@ public final class PeerConnection: @unchecked Sendable {
     }
 
     /// Ends the call: the sending pipelines stop and say BYE, the remote tracks end, DTLS sends
-    /// close_notify, the sockets and the loop's thread are released, `events` finishes.
+    /// close_notify, the sockets and the loop's reactor watches are released, `events` finishes.
     public func close() {
         let (loop, senders, receivers, channels, dataChannels, wasClosed) = state.withLock { state in
             defer { state.closed = true; state.connectionState = .closed }
@@ -539,7 +540,8 @@ public final class PeerConnection: @unchecked Sendable {
         if ready { startSending() }
     }
 
-    /// The transport's events, on the loop's thread.
+    /// The transport's events, on the reactor thread (the loop's handlers) or an app thread that
+    /// drove the transport.
     private func handle(_ event: PeerTransport.Event) {
         state.withLock { $0.channels }?.handle(event)
         switch event {
