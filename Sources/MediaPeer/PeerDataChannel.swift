@@ -37,9 +37,9 @@ public final class PeerDataChannel: @unchecked Sendable {
         (events, sink) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(Self.eventBufferLimit))
     }
 
-    /// Called with every event from now on, on the thread that has it (the SCTP timer or
-    /// `SocketReactor`'s, where every socket of the process waits for it to return); keep it short,
-    /// never block in it. Nil stops it.
+    /// Called with every event from now on, on the thread that has it: mostly `SocketReactor`'s (the
+    /// transport's datagrams, SCTP's timers), where every socket of the process waits for it to
+    /// return, so keep it short and never block in it. Nil stops it.
     public var onEvent: (@Sendable (Event) -> Void)? {
         get { observer.callback }
         set { observer.callback = newValue }
