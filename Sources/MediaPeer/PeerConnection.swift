@@ -25,8 +25,9 @@ import MediaTransport
 /// ```
 ///
 /// A sending pipeline starts when DTLS-SRTP has keyed the transport (so its first keyframe is not
-/// refused), and runs on threads of its own; remote tracks are announced when the remote
-/// description says the peer sends (`Event.track`), and run when the app gives them an output.
+/// refused), and runs on the shared workers, as the remote tracks do; remote tracks are announced
+/// when the remote description says the peer sends (`Event.track`), and run when the app gives
+/// them an output.
 /// One audio and one video track are sent at most (one section of each kind).
 public final class PeerConnection: @unchecked Sendable {
     public struct Configuration: Sendable {
