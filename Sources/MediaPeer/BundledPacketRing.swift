@@ -1,11 +1,16 @@
 import Glibc
 import MediaCore
+import MediaTransport
 
-/// A bounded queue of datagrams between the loop thread (one writer) and one session's thread (one
-/// reader): fixed slots of `slotSize` bytes allocated once, MediaCore's `ConditionLock` (a mutex and
-/// a condition variable on the monotonic clock). A full ring drops the new packet and counts it; it never grows. The reader reads
-/// a packet in its slot, in place, with the lock released: the slot stays counted until the reader
-/// is done with it, so the writer cannot reuse it meanwhile. Readers take turns (`drain` holds a
+/// A bounded queue of datagrams between the peer transport's reactor handler (one writer) and one
+/// session (one reader): fixed slots of `slotSize` bytes allocated once, MediaCore's `ConditionLock`
+/// (a mutex and a condition variable on the monotonic clock). A reader that must not wait (a node on
+/// the shared workers) has `SocketReactor` watch `readinessDescriptor`, readable exactly while a
+/// packet is queued or the ring is closed: the writer wakes it when the ring stops being empty, the
+/// reader resets it when it has taken the last packet, both under the lock. A full ring drops the
+/// new packet and counts it; it never grows. The reader reads a packet in its slot, in place, with
+/// the lock released: the slot stays counted until the reader is done with it, so the writer cannot
+/// reuse it meanwhile. Readers take turns (`drain` holds a
 /// reader lock), so a second thread calling by mistake waits instead of reading a slot twice.
 final class BundledPacketRing: @unchecked Sendable {
     /// An Ethernet MTU: what a datagram on the bundle can be (larger ones are dropped, counted).
@@ -27,6 +32,8 @@ final class BundledPacketRing: @unchecked Sendable {
     private var count = 0
     private var closed = false
     private var counts = Counts()
+    /// Readable while `count > 0 || closed`; nil when no eventfd could be had (readers then wait).
+    private let readiness = try? EventWaker()
     /// Held by the draining reader. Not an empty `Locked(())`: TSan (debug) reports the access to
     /// an empty value as a race on the lock object itself.
     private let reader = Locked(0)
@@ -70,6 +77,7 @@ final class BundledPacketRing: @unchecked Sendable {
             isRTCP[slot] = rtcp
             count += 1
             counts.queued += 1
+            if count == 1 { readiness?.wake() }
             lock.broadcast()
             return true
         }
@@ -102,18 +110,25 @@ final class BundledPacketRing: @unchecked Sendable {
             locked {
                 head = (head + 1) % slotCount
                 count -= 1
+                if count == 0, !closed { readiness?.reset() }
             }
         }
         return available
     }
 
-    /// Ends the ring: a waiting `drain` returns nil, pushes are refused.
+    /// Ends the ring: a waiting `drain` returns nil, pushes are refused, the readiness descriptor
+    /// stays readable.
     func close() {
         locked {
             closed = true
+            readiness?.wake()
             lock.broadcast()
         }
     }
+
+    /// Readable while a packet is queued or the ring is closed, for a `SocketReactor` to watch; open
+    /// as long as the ring lives.
+    var readinessDescriptor: Int32? { readiness?.descriptor }
 
     var statistics: Counts { locked { counts } }
 

@@ -51,9 +51,10 @@ public struct BundledDemultiplexerStatistics: Sendable, Hashable {
 
 /// Routes the unprotected RTP and RTCP a `PeerTransportLoop` receives on its one 5-tuple to the
 /// sessions' `BundledRTPTransport`s, by the rules of `BundledRoute`. Build it first, give the loop
-/// its `handlers(onEvent:)`, then attach one transport per session. Routing runs on the loop thread
-/// and allocates nothing: the routes' tables are fixed when attached (learned SSRCs fill capacity
-/// reserved then), and each packet is copied once, into its session's ring.
+/// its `handlers(onEvent:)`, then attach one transport per session. Routing runs where the loop's
+/// handlers do (the reactor thread) and allocates nothing: the routes' tables are fixed when
+/// attached (learned SSRCs fill capacity reserved then), and each packet is copied once, into its
+/// session's ring.
 public final class BundledRTPDemultiplexer: Sendable {
     /// How many SSRCs a route reached by payload type learns; past that it is still reached by type.
     static let learnedSSRCLimit = 4

@@ -7,7 +7,8 @@ import Synchronization
 /// `PeerTransportLoop` and receives what a `BundledRTPDemultiplexer` routes to it.
 ///
 /// ```
-///  loop thread ──▶ demultiplexer ──▶ ring (fixed slots) ──▶ session thread: receive(timeout:)
+///  reactor (loop's handler) ──▶ demultiplexer ──▶ ring (fixed slots) ──▶ session: receive(timeout:)
+///                                                   └─ readiness eventfd ──▶ reactor wakes the session's reader
 ///  session: sendRTP / sendRTCP ──▶ loop.sendRTP / sendRTCP (protected in place, selected pair)
 /// ```
 ///
@@ -20,8 +21,12 @@ import Synchronization
 ///
 /// Receiving: packets arrive unprotected (the loop checked them) and wait in a ring of `slots`
 /// buffers of 1500 bytes allocated once; when the ring is full a packet is dropped and counted.
-/// One thread (the session's) calls `receive`. `close()` detaches from the demultiplexer, wakes a
-/// waiting `receive`, which then throws `SocketError.closed`; the loop stays open for the others.
+/// One party at a time (the session's reader) calls `receive`. The ring's eventfd is the transport's
+/// `readinessDescriptors`, readable while packets are queued, so a receiver node runs on the shared
+/// workers woken by `SocketReactor` and a send session reads its feedback in a reactor handler, as
+/// over UDP: a session over a peer costs no thread. `close()` detaches from the demultiplexer, wakes
+/// a waiting `receive` (and the watch), which then throws `SocketError.closed`; the loop stays open
+/// for the others.
 public final class BundledRTPTransport: RTPDatagramTransport, @unchecked Sendable {
     /// What this transport did; safe from any thread.
     public struct Statistics: Sendable, Hashable {
@@ -99,6 +104,10 @@ public final class BundledRTPTransport: RTPDatagramTransport, @unchecked Sendabl
         guard let handed else { throw SocketError.closed }
         return handed > 0
     }
+
+    /// The ring's eventfd (see the type's notes); empty when none could be had, and the sessions then
+    /// wait in `receive` on threads of their own.
+    public var readinessDescriptors: [Int32] { ring.readinessDescriptor.map { [$0] } ?? [] }
 
     /// Detaches from the demultiplexer and ends a waiting `receive`. The loop is not closed.
     public func close() {

@@ -25,8 +25,9 @@ import MediaTransport
 /// ```
 ///
 /// A sending pipeline starts when DTLS-SRTP has keyed the transport (so its first keyframe is not
-/// refused), and runs on threads of its own; remote tracks are announced when the remote
-/// description says the peer sends (`Event.track`), and run when the app gives them an output.
+/// refused), and runs on the shared workers, as the remote tracks do; remote tracks are announced
+/// when the remote description says the peer sends (`Event.track`), and run when the app gives
+/// them an output.
 /// One audio and one video track are sent at most (one section of each kind).
 public final class PeerConnection: @unchecked Sendable {
     public struct Configuration: Sendable {
@@ -197,7 +198,8 @@ public final class PeerConnection: @unchecked Sendable {
 
     public var dataChannels: [PeerDataChannel] { state.withLock { $0.dataChannels } }
 
-    /// Called with each channel the peer opens, on the thread that read its DCEP open, before any of
+    /// Called with each channel the peer opens, on the thread that read its DCEP open (the reactor's:
+    /// keep it short, never block), before any of
     /// its messages is delivered, so a handler set here (`onEvent`) misses nothing; libwebrtc's
     /// `OnDataChannel`. `Event.dataChannel` reports the same channel later.
     public var onDataChannel: (@Sendable (PeerDataChannel) -> Void)? {
@@ -407,7 +409,7 @@ public final class PeerConnection: @unchecked Sendable {
     }
 
     /// Ends the call: the sending pipelines stop and say BYE, the remote tracks end, DTLS sends
-    /// close_notify, the sockets and the loop's thread are released, `events` finishes.
+    /// close_notify, the sockets and the loop's reactor watches are released, `events` finishes.
     public func close() {
         let (loop, senders, receivers, channels, dataChannels, wasClosed) = state.withLock { state in
             defer { state.closed = true; state.connectionState = .closed }
@@ -539,7 +541,8 @@ public final class PeerConnection: @unchecked Sendable {
         if ready { startSending() }
     }
 
-    /// The transport's events, on the loop's thread.
+    /// The transport's events, on the reactor thread (the loop's handlers) or an app thread that
+    /// drove the transport.
     private func handle(_ event: PeerTransport.Event) {
         state.withLock { $0.channels }?.handle(event)
         switch event {

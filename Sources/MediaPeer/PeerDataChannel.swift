@@ -4,8 +4,9 @@ import MediaSCTP
 /// A data channel of a peer connection (W3C `RTCDataChannel`, RFC 8831): made by
 /// `PeerConnection.createDataChannel` or opened by the peer (`PeerConnection.Event.dataChannel`).
 /// Messages and state changes arrive on `events` (an AsyncSequence keeping the newest
-/// `eventBufferLimit` unread ones), and to `onEvent` when set (called on the channel's thread, as
-/// libwebrtc's observers are, for apps and tests that must not wait on Swift's cooperative pool).
+/// `eventBufferLimit` unread ones), and to `onEvent` when set (called on the thread that drove the
+/// channels, as libwebrtc's observers are, for apps and tests that must not wait on Swift's
+/// cooperative pool).
 /// `send` queues a message and `bufferedAmount` says how much is still queued, so that a sender can
 /// wait for `.bufferedAmountLow` instead of buffering without bound.
 public final class PeerDataChannel: @unchecked Sendable {
@@ -36,8 +37,9 @@ public final class PeerDataChannel: @unchecked Sendable {
         (events, sink) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(Self.eventBufferLimit))
     }
 
-    /// Called with every event from now on, on the thread that has it (the SCTP timer or the
-    /// transport's loop); keep it short. Nil stops it.
+    /// Called with every event from now on, on the thread that has it: mostly `SocketReactor`'s (the
+    /// transport's datagrams, SCTP's timers), where every socket of the process waits for it to
+    /// return, so keep it short and never block in it. Nil stops it.
     public var onEvent: (@Sendable (Event) -> Void)? {
         get { observer.callback }
         set { observer.callback = newValue }

@@ -1,20 +1,24 @@
 import MediaCore
 import MediaDTLS
 import MediaSCTP
+import MediaTransport
 
 /// Data channels over a `PeerTransportLoop`'s DTLS application data (SCTP over DTLS, RFC 8261): the I/O
 /// adapter of `DataChannels`. Hand it every event of the loop (`handle`, from the loop's `onEvent`):
-/// SCTP starts when DTLS connects, and application data records are its packets. A thread of its own
-/// runs the SCTP timers; what SCTP sends goes out through the loop's `sendApplicationData`.
+/// SCTP starts when DTLS connects, and application data records are its packets. A timer of the
+/// process's `SocketReactor` runs the SCTP timers, so the channels cost no thread; what SCTP sends
+/// goes out through the loop's `sendApplicationData`.
 ///
 /// ```
 ///  loop onEvent ─▶ handle(.applicationData) ─▶ DataChannels ─▶ pollTransmit ─▶ loop.withTransport
 ///  app threads ──▶ withChannels (open, send, close)   ▲             (sendApplicationData)
-///  timer thread ──▶ handleTimeout at nextTimeout ─────┘ ─▶ pollEvent ─▶ onEvent (caller's thread)
+///  reactor timer ─▶ handleTimeout at nextTimeout ─────┘ ─▶ pollEvent ─▶ onEvent (caller's thread)
 /// ```
 ///
-/// The core is used under a lock; packets and events are handed out after it is released, so `onEvent`
-/// may call back into the adapter or the loop.
+/// The core is used under a lock, by one party at a time; whoever drove it last arms the timer at
+/// its `nextTimeout`, under the lock. Packets and events are handed out after it is released, so
+/// `onEvent` may call back into the adapter or the loop; when the timer drives, they are handed out
+/// on the reactor thread, where `onEvent` must not block. Until `close()`, the timer holds the adapter.
 public final class PeerDataChannelLoop: @unchecked Sendable {
     private let lock = ConditionLock()
     /// Under `lock`.
@@ -23,7 +27,10 @@ public final class PeerDataChannelLoop: @unchecked Sendable {
     private var started = false
     private var sendFailures = 0
     private var lastSendFailure: PeerTransportError?
-    private var thread: WorkerThread?
+    /// The time the timer is set for (nil: not set, or fired).
+    private var timerDeadline: ClockTime?
+    /// Runs SCTP's timers; set once by `init`.
+    private var timer: ReactorTimer?
     private weak var loop: PeerTransportLoop?
     private let onEvent: @Sendable (DataChannelEvent) -> Void
     private let clock = SystemClock()
@@ -34,7 +41,7 @@ public final class PeerDataChannelLoop: @unchecked Sendable {
         channels = try DataChannels(configuration: configuration)
         self.loop = loop
         self.onEvent = onEvent
-        thread = WorkerThread { [self] in runTimers() }
+        timer = SocketReactor.shared.timer { [self] in runTimeout() }
     }
 
     deinit { close() }
@@ -67,17 +74,16 @@ public final class PeerDataChannelLoop: @unchecked Sendable {
     /// Why the last of them was refused.
     public var lastFailedSend: PeerTransportError? { lock.withLock { lastSendFailure } }
 
-    /// Aborts the association (its ABORT goes out) and stops the timer thread.
+    /// Aborts the association (its ABORT goes out) and stops the timer: when this returns, its action
+    /// is not running (unless this is called from it) and will not run again.
     public func close() {
         let first = lock.withLock { () -> Bool in
             defer { stopped = true }
-            lock.broadcast()
             return !stopped
         }
         guard first else { return }
         drive { channels, now in channels.close(now: now) }
-        thread?.join()
-        thread = nil
+        timer?.cancel()
     }
 
     // MARK: Internals
@@ -89,7 +95,10 @@ public final class PeerDataChannelLoop: @unchecked Sendable {
             let value = try body(channels, clock.now)
             while let packet = channels.pollTransmit() { packets.append(packet) }
             while let event = channels.pollEvent() { events.append(event) }
-            lock.broadcast()   // the next timeout may have moved
+            if let timer, let next = channels.nextTimeout, next != timerDeadline, !stopped {
+                timerDeadline = next
+                timer.schedule(at: next)
+            }
             return value
         }
         send(packets)
@@ -124,22 +133,11 @@ public final class PeerDataChannelLoop: @unchecked Sendable {
         }
     }
 
-    private func runTimers() {
-        while true {
-            let due = lock.withLock { () -> Bool? in
-                while !stopped {
-                    let now = clock.now
-                    guard let deadline = channels.nextTimeout else {
-                        lock.wait(until: now + .seconds(1))
-                        continue
-                    }
-                    if deadline <= now { return true }
-                    lock.wait(until: deadline)
-                }
-                return nil
-            }
-            guard due != nil else { return }
-            drive { channels, now in channels.handleTimeout(now: now) }
+    /// The timer fired: SCTP's timeouts due by now, then the timer is armed at the next one.
+    private func runTimeout() {
+        drive { channels, now in
+            timerDeadline = nil
+            if let due = channels.nextTimeout, due <= now { channels.handleTimeout(now: now) }
         }
     }
 }

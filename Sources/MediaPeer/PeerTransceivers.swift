@@ -223,8 +223,8 @@ public final class RemoteTrack: @unchecked Sendable {
         }
     }
 
-    /// Receives into `output` on a thread of its own; a video pipeline is made when the first
-    /// keyframe shows the picture size. Decoders come from the factory's registry.
+    /// Receives into `output` on the shared workers (the bundled transport's readiness wakes the
+    /// receiver); a video pipeline is made when the first keyframe shows the picture size. Decoders come from the factory's registry.
     public func start(_ output: Output) throws(PeerConnectionError) {
         let graph = Graph()
         let frames = stream.add(to: graph)
@@ -263,9 +263,9 @@ public final class RemoteTrack: @unchecked Sendable {
     /// How the pipeline ended, if it has; nil while it runs or before `start`.
     public var pipelineResult: Result<GraphReport, any Error>? { running.withLock { $0.pipeline?.result } }
 
-    /// Stops the pipeline first (its receiver returns to the graph every 100 ms, so the wait is
-    /// short), then closes the stream: the session's last report and BYE are sent on this thread
-    /// only once the pipeline's thread has let go of the session (a race ThreadSanitizer showed).
+    /// Stops the pipeline first, then closes the stream: the session's last report and BYE are sent
+    /// on this thread only once the pipeline has let go of the session (a race ThreadSanitizer
+    /// showed).
     func stop() {
         running.withLock { $0.pipeline }?.stop()
         stream.close()

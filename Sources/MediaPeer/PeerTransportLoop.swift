@@ -5,20 +5,26 @@ import MediaTransport
 import Synchronization
 
 /// Runs a `PeerTransport` over real UDP sockets: the I/O adapter of the sans-I/O core. One socket per
-/// local address (each a host candidate's base), one thread that waits for a datagram or the core's
-/// next timeout, the system clock.
+/// local address (each a host candidate's base), watched by the process's `SocketReactor`, one
+/// reactor timer armed at the core's next timeout, the system clock. A loop costs no thread.
 ///
 /// ```
-///  sockets ──▶ loop thread: handleReceive / handleTimeout ──▶ onRTP, onRTCP, onEvent (loop thread)
+///  sockets ──▶ reactor: handleReceive ─┐
+///  timer ────▶ reactor: handleTimeout ─┴──▶ onRTP, onRTCP, onEvent (reactor thread)
 ///                 ▲                │
 ///  app threads ───┘ withTransport  └──▶ pollTransmit ──▶ sockets
 ///  (signalling,      (locked, then
-///   sendRTP)          wakes the loop)
+///   sendRTP)          re-arms the timer)
 /// ```
 ///
-/// The transport is used under a lock, by the loop and by the app's calls; handlers run on the loop
-/// thread without the lock held, so they may call back into the loop. Received packets are handed to
-/// `onRTP`/`onRTCP` in the loop's own buffer, valid during the call only.
+/// The core is a class driven by one party at a time: the reactor's handlers and the app's calls
+/// each take the lock around it. Whoever drove it last arms the timer at its `nextTimeout` (under
+/// the lock, so a stale time never replaces a newer one), so a timer the app's call brought forward
+/// is heard without a wake-up pipe. Handlers run on the reactor thread without the lock held, so
+/// they may call back into the loop; like every reactor handler they must not block (DTLS's
+/// handshake crypto runs there, a bounded computation, never a wait). Received packets are handed
+/// to `onRTP`/`onRTCP` in the loop's own buffer, valid during the call only. Until `close()`, the
+/// reactor's handlers hold the loop.
 public final class PeerTransportLoop: @unchecked Sendable {
     public struct Handlers: Sendable {
         public var onEvent: @Sendable (PeerTransport.Event) -> Void
@@ -40,12 +46,19 @@ public final class PeerTransportLoop: @unchecked Sendable {
     private let sockets: [UDPSocket]
     private let transport: Locked<TransportBox>
     private let handlers: Handlers
-    private let waker: EventWaker
     private let clock = SystemClock()
+    private let started = Atomic<Bool>(false)
     private let stopped = Atomic<Bool>(false)
-    private var thread: WorkerThread?
+    /// The reactor's watches on `sockets`, in their order; set by `start()`, emptied by `close()`.
+    private let watches = Locked<[ReactorRegistration]>([])
+    /// Where datagrams are read: only the reactor's handlers use it, one at a time.
+    private let receiveBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 16)
     /// Datagrams the kernel refused, and datagrams for a base this loop has no socket for.
     private let sendFailures = Atomic<Int>(0)
+
+    /// At most this many datagrams are read from a socket per readiness, so that timers and other
+    /// sockets of the process keep their time; the rest are read when the re-armed watch fires again.
+    private static let receiveBatch = 64
 
     /// The core under its lock, with the address caches that keep the media path free of allocations.
     /// Unchecked: the core is a class used from one thread at a time, which the mutex guarantees.
@@ -54,6 +67,10 @@ public final class PeerTransportLoop: @unchecked Sendable {
         /// Remote socket addresses as the core names them, and back: filled on first sight.
         var transportAddresses: [SocketAddress: TransportAddress] = [:]
         var socketAddresses: [TransportAddress: SocketAddress] = [:]
+        /// The reactor timer that runs the core's timeouts, from `start()`; and the time it is set
+        /// for (nil: not set, or fired).
+        var timer: ReactorTimer?
+        var timerDeadline: ClockTime?
     }
 
     /// Binds one UDP socket to each of `addresses` (port 0 lets the kernel choose) for `transport`.
@@ -68,21 +85,34 @@ public final class PeerTransportLoop: @unchecked Sendable {
         }
         self.transport = Locked(TransportBox(core: transport))
         self.handlers = handlers
-        waker = try EventWaker()
     }
 
-    deinit { close() }
+    deinit {
+        close()
+        receiveBuffer.deallocate()
+    }
 
-    /// Gathers (the bases become host candidates, STUN and TURN servers are asked) and starts the thread.
+    /// Gathers (the bases become host candidates, STUN and TURN servers are asked), then has the
+    /// reactor watch the sockets and run the core's timer. Nothing after `close()`.
     public func start() {
-        guard thread == nil else { return }
+        guard !stopped.load(ordering: .acquiring), !started.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let reactor = SocketReactor.shared
+        let timer = reactor.timer { [self] in runTimeout() }
+        transport.withLock { $0.timer = timer }
         let bases = localBases
         withTransport { core, now in core.addLocalBases(bases, now: now) }
-        thread = WorkerThread { [self] in run() }
+        for index in sockets.indices {
+            guard let watch = try? reactor.register(descriptor: sockets[index].pollingDescriptor, handler: { [self] in
+                readable(index)
+            }) else { continue }
+            watches.withLock { $0.append(watch) }
+        }
+        // A watch that fired before it was in `watches` could not re-arm itself: ask again.
+        for watch in watches.withLock({ $0 }) { watch.rearm() }
     }
 
     /// Calls `body` with the transport and the time, under the lock; then sends what it queued, hands
-    /// out its events and wakes the loop, whose next timeout may have changed. For signalling
+    /// out its events and re-arms the timer, as the next timeout may have changed. For signalling
     /// (`setRemote`, `addRemoteCandidate`) and statistics.
     @discardableResult
     public func withTransport<T>(_ body: (PeerTransport, ClockTime) throws -> T) rethrows -> T {
@@ -93,7 +123,6 @@ public final class PeerTransportLoop: @unchecked Sendable {
             return value
         }
         deliver(events)
-        waker.wake()
         return result
     }
 
@@ -112,63 +141,62 @@ public final class PeerTransportLoop: @unchecked Sendable {
     /// Datagrams that could not be sent (the kernel refused them, or no socket has their base).
     public var failedSends: Int { sendFailures.load(ordering: .relaxed) }
 
-    /// Closes the transport (DTLS close_notify goes out), stops the thread and closes the sockets.
+    /// Closes the transport (DTLS close_notify goes out), stops the reactor's handlers and closes the
+    /// sockets. When it returns, no handler of this loop runs (unless this is called from one of them:
+    /// then none runs after it returns) or will run.
     public func close() {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
         withTransport { core, now in core.close(now: now) }
-        waker.wake()
-        thread?.join()
-        thread = nil
+        // Each watch's handler holds the loop, and `watches` holds the watches: a cycle until here.
+        for watch in watches.withLock({ $0 }) { watch.cancel() }
+        watches.withLock { $0 = [] }
+        transport.withLock { $0.timer }?.cancel()
         for socket in sockets { socket.close() }
     }
 
-    // MARK: The loop
+    // MARK: The reactor's handlers
 
-    private func run() {
-        var buffer = [UInt8](repeating: 0, count: 2048)
-        while !stopped.load(ordering: .acquiring) {
-            let deadline = transport.withLock { $0.core.nextTimeout }
-            let wait = deadline.map { max(.zero, $0 - clock.now) }
-            guard let ready = try? UDPSocket.waitForDatagram(on: sockets, waker: waker, timeout: wait) else { return }
-            for index in ready {
-                // Take what is queued on this socket, a bounded batch so that timers keep their time.
-                for _ in 0..<64 {
-                    guard receive(on: index, into: &buffer) else { break }
-                }
-            }
-            var events: [PeerTransport.Event] = []
-            transport.withLock { box in
-                let now = clock.now
-                if let due = box.core.nextTimeout, due <= now { box.core.handleTimeout(now: now) }
-                flush(&box, events: &events)
-            }
-            deliver(events)
+    /// Socket `index` is readable: reads a bounded batch of what it holds, then asks for its next
+    /// readiness (level-triggered: at once when datagrams are left).
+    private func readable(_ index: Int) {
+        for _ in 0..<Self.receiveBatch {
+            guard receive(on: index) else { break }
         }
+        watches.withLock { $0.indices.contains(index) ? $0[index] : nil }?.rearm()
     }
 
-    /// Receives one datagram on socket `index` if there is one; false when there was none.
-    private func receive(on index: Int, into buffer: inout [UInt8]) -> Bool {
+    /// The timer fired: the core's timeouts due by now (retransmissions, checks, consent), then the
+    /// timer is armed at the next one.
+    private func runTimeout() {
         var events: [PeerTransport.Event] = []
-        let received: PeerTransport.Received? = buffer.withUnsafeMutableBytes { raw in
-            guard let datagram = try? sockets[index].receive(into: raw, timeout: .zero), !datagram.truncated else {
-                return nil
-            }
-            return transport.withLock { box in
-                guard let source = transportAddress(of: datagram.from, in: &box) else { return .consumed }
-                let result = box.core.handleReceive(raw, length: datagram.count, from: source, to: localBases[index],
-                                                    now: clock.now)
-                flush(&box, events: &events)
-                return result
-            }
+        transport.withLock { box in
+            box.timerDeadline = nil
+            let now = clock.now
+            if let due = box.core.nextTimeout, due <= now { box.core.handleTimeout(now: now) }
+            flush(&box, events: &events)
         }
         deliver(events)
-        guard let received else { return false }
-        buffer.withUnsafeBytes { raw in
-            switch received {
-            case .rtp(let length): handlers.onRTP(UnsafeRawBufferPointer(rebasing: raw[..<length]))
-            case .rtcp(let length): handlers.onRTCP(UnsafeRawBufferPointer(rebasing: raw[..<length]))
-            case .consumed: break
-            }
+    }
+
+    /// Receives one datagram on socket `index` if there is one, without waiting; false when there
+    /// was none (or the socket is closed).
+    private func receive(on index: Int) -> Bool {
+        var events: [PeerTransport.Event] = []
+        let raw = receiveBuffer
+        guard let datagram = try? sockets[index].receive(into: raw, timeout: .zero) else { return false }
+        guard !datagram.truncated else { return true }   // larger than any datagram of the bundle: dropped
+        let received = transport.withLock { box -> PeerTransport.Received in
+            guard let source = transportAddress(of: datagram.from, in: &box) else { return .consumed }
+            let result = box.core.handleReceive(raw, length: datagram.count, from: source, to: localBases[index],
+                                                now: clock.now)
+            flush(&box, events: &events)
+            return result
+        }
+        deliver(events)
+        switch received {
+        case .rtp(let length): handlers.onRTP(UnsafeRawBufferPointer(rebasing: raw[..<length]))
+        case .rtcp(let length): handlers.onRTCP(UnsafeRawBufferPointer(rebasing: raw[..<length]))
+        case .consumed: break
         }
         return true
     }
@@ -203,7 +231,9 @@ public final class PeerTransportLoop: @unchecked Sendable {
         return true
     }
 
-    /// Sends what the core queued and collects its events; called with the lock held.
+    /// Sends what the core queued, collects its events and arms the timer at the core's next timeout
+    /// when that moved; called with the lock held. With no next timeout the timer is left as it is:
+    /// firing early finds nothing due.
     private func flush(_ box: inout TransportBox, events: inout [PeerTransport.Event]) {
         while let transmit = box.core.pollTransmit() {
             guard let socket = socket(for: transmit.source), let destination = socketAddress(of: transmit.destination, in: &box)
@@ -218,6 +248,10 @@ public final class PeerTransportLoop: @unchecked Sendable {
             }
         }
         while let event = box.core.pollEvent() { events.append(event) }
+        if let timer = box.timer, let next = box.core.nextTimeout, next != box.timerDeadline {
+            box.timerDeadline = next
+            timer.schedule(at: next)
+        }
     }
 
     private func deliver(_ events: [PeerTransport.Event]) {

@@ -1,38 +1,30 @@
+import CEpoll
 import Glibc
 
-/// Wakes a thread waiting in `UDPSocket.waitForDatagram(on:waker:timeout:)` from another thread (a
-/// non-blocking pipe): a loop that owns sockets learns this way that its work changed, e.g. a new timer.
+/// A wake-up another thread can wait for: an `eventfd(2)`, readable from a `wake()` until the next
+/// `reset()`, so a thread waiting in `UDPSocket.waitForDatagram(on:waker:timeout:)` or a
+/// `SocketReactor` watch on `descriptor` hears it. Wakes before a reset fold into one. Neither call
+/// blocks nor allocates.
 public final class EventWaker: @unchecked Sendable {
-    /// The end the waiter polls.
-    let descriptor: Int32
-    private let writeEnd: Int32
+    /// The descriptor to poll or watch: readable while a wake is pending.
+    public let descriptor: Int32
 
     public init() throws {
-        var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else { throw SocketError.system(operation: "pipe", errno: errno) }
-        for end in ends {
-            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
-        }
-        descriptor = ends[0]
-        writeEnd = ends[1]
+        descriptor = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
+        guard descriptor >= 0 else { throw SocketError.system(operation: "eventfd", errno: errno) }
     }
 
-    deinit {
-        Glibc.close(descriptor)
-        Glibc.close(writeEnd)
-    }
+    deinit { Glibc.close(descriptor) }
 
-    /// Wakes the waiter, now or at its next wait; wakes before it waits again fold into one. Never
-    /// blocks: when the pipe is full, a wake is pending anyway.
+    /// Makes `descriptor` readable, now or for the next wait.
     public func wake() {
-        var one: UInt8 = 1
-        _ = write(writeEnd, &one, 1)
+        var one: UInt64 = 1
+        _ = write(descriptor, &one, MemoryLayout<UInt64>.size)
     }
 
-    /// Takes the pending wake-ups.
-    func reset() {
-        var sink = [UInt8](repeating: 0, count: 64)
-        while read(descriptor, &sink, sink.count) > 0 {}
+    /// Takes the pending wakes: `descriptor` is not readable until the next `wake()`.
+    public func reset() {
+        var count: UInt64 = 0
+        _ = read(descriptor, &count, MemoryLayout<UInt64>.size)
     }
 }

@@ -176,8 +176,9 @@ public final class UDPSocket: @unchecked Sendable {
         return sockets.indices.filter { pollers[$0].revents != 0 }
     }
 
-    /// The descriptor, for a `SocketReactor` to watch (-1 once closed).
-    var pollingDescriptor: Int32 { descriptor }
+    /// The descriptor, for a `SocketReactor` to watch (-1 once closed): the socket's owner registers
+    /// it and keeps the socket open until the registration is cancelled.
+    public var pollingDescriptor: Int32 { descriptor }
 
     private func open() throws -> Int32 {
         guard descriptor >= 0 else { throw SocketError.closed }

@@ -93,6 +93,36 @@ private func drained(_ ring: BundledPacketRing) -> [(bytes: [UInt8], rtcp: Bool)
         #expect(ring.drain(until: start + .milliseconds(20)) { _, _ in } == 0)
         #expect(SystemClock().now - start >= .milliseconds(20))
     }
+
+    /// Whether `descriptor` is readable now (poll(2) without waiting).
+    private func isReadable(_ descriptor: Int32) -> Bool {
+        var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        return poll(&poller, 1, 0) == 1
+    }
+
+    /// The readiness descriptor is readable exactly while a packet is queued: from the push that
+    /// fills an empty ring until a drain takes the last one (a partial drain leaves it readable),
+    /// and for good once the ring is closed.
+    @Test func theReadinessDescriptorIsReadableWhilePacketsAreQueued() throws {
+        let ring = BundledPacketRing(slots: 4)
+        let descriptor = try #require(ring.readinessDescriptor)
+        #expect(!isReadable(descriptor), "empty")
+        for byte in [UInt8(1), 2, 3] { #expect([byte].withUnsafeBytes { ring.push($0, rtcp: false) }) }
+        #expect(isReadable(descriptor), "three queued")
+        var seen: [UInt8] = []
+        _ = ring.drain(until: nil) { bytes, _ in
+            seen.append(bytes[0])
+            if seen.count < 3 { #expect(isReadable(descriptor), "\(3 - seen.count) still queued") }
+        }
+        #expect(seen == [1, 2, 3])
+        #expect(!isReadable(descriptor), "drained")
+        #expect([UInt8(4)].withUnsafeBytes { ring.push($0, rtcp: false) })
+        #expect(isReadable(descriptor), "one queued again")
+        #expect(ring.drain(until: nil) { _, _ in } == 1)
+        #expect(!isReadable(descriptor))
+        ring.close()
+        #expect(isReadable(descriptor), "closed: the reader is to hear it")
+    }
 }
 
 // MARK: Demultiplexer

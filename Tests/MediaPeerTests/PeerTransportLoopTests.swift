@@ -1,4 +1,4 @@
-/// Two transports on real UDP sockets over 127.0.0.1, each run by its loop thread with the system clock:
+/// Two transports on real UDP sockets over 127.0.0.1, each run by its loop on `SocketReactor` with the system clock:
 /// ICE, DTLS-SRTP and SRTP as they run in an application.
 import Glibc
 import MediaCore
