@@ -214,7 +214,10 @@ final class SessionKeys {
     /// 14 bytes (AES-CM, then two zero bytes) or 12 (AEAD).
     private let salt = UnsafeMutablePointer<UInt8>.allocate(capacity: 16)
     private let hmac: UnsafeMutablePointer<sluice_hmac_sha1_key>?
-    private var outLength: Int32 = 0
+    /// Where EVP writes the byte counts no one reads: allocated once, since a stored property passed
+    /// inout to C costs a dynamic exclusivity check (a thread-local access set) each time, three to
+    /// four times a packet.
+    private let outLength = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
 
     /// `labels`: of the encryption key, the authentication key and the salt (0, 1, 2 for SRTP; 3, 4, 5 for SRTCP).
     init(profile: SRTPProfile, labels: (encryption: UInt8, authentication: UInt8, salt: UInt8), tagLength: Int,
@@ -224,6 +227,7 @@ final class SessionKeys {
         guard let context = EVP_CIPHER_CTX_new() else { throw Self.failure("EVP_CIPHER_CTX_new") }
         cipher = context
         salt.initialize(repeating: 0, count: 16)
+        outLength.initialize(to: 0)
         hmac = isAEAD ? nil : .allocate(capacity: 1)
         var encryptionKey = try Self.derive(labels.encryption, count: masterKey.count, masterKey: masterKey, masterSalt: masterSalt)
         defer { OPENSSL_cleanse(&encryptionKey, encryptionKey.count) }
@@ -250,6 +254,7 @@ final class SessionKeys {
     deinit {
         EVP_CIPHER_CTX_free(cipher)
         salt.deallocate()
+        outLength.deallocate()
         if let hmac {
             OPENSSL_cleanse(hmac, MemoryLayout<sluice_hmac_sha1_key>.size)
             hmac.deallocate()
@@ -273,7 +278,7 @@ final class SessionKeys {
     func applyKeystream(iv: UnsafePointer<UInt8>, _ bytes: UnsafePointer<UInt8>, into output: UnsafeMutablePointer<UInt8>,
                         _ count: Int) throws(SRTPError) {
         guard EVP_EncryptInit_ex(cipher, nil, nil, nil, iv) == 1,
-              count == 0 || EVP_EncryptUpdate(cipher, output, &outLength, bytes, Int32(count)) == 1 else {
+              count == 0 || EVP_EncryptUpdate(cipher, output, outLength, bytes, Int32(count)) == 1 else {
             throw Self.failure("EVP_EncryptUpdate (AES-CM)")
         }
     }
@@ -295,10 +300,10 @@ final class SessionKeys {
               _ bytes: UnsafePointer<UInt8>, into output: UnsafeMutablePointer<UInt8>, _ count: Int,
               tag: UnsafeMutablePointer<UInt8>) throws(SRTPError) {
         guard EVP_EncryptInit_ex(cipher, nil, nil, nil, iv) == 1,
-              EVP_EncryptUpdate(cipher, nil, &outLength, aad.0, Int32(aad.1)) == 1,
-              moreAAD.map({ EVP_EncryptUpdate(cipher, nil, &outLength, $0.0, Int32($0.1)) == 1 }) ?? true,
-              count == 0 || EVP_EncryptUpdate(cipher, output, &outLength, bytes, Int32(count)) == 1,
-              EVP_EncryptFinal_ex(cipher, tag, &outLength) == 1,
+              EVP_EncryptUpdate(cipher, nil, outLength, aad.0, Int32(aad.1)) == 1,
+              moreAAD.map({ EVP_EncryptUpdate(cipher, nil, outLength, $0.0, Int32($0.1)) == 1 }) ?? true,
+              count == 0 || EVP_EncryptUpdate(cipher, output, outLength, bytes, Int32(count)) == 1,
+              EVP_EncryptFinal_ex(cipher, tag, outLength) == 1,
               EVP_CIPHER_CTX_ctrl(cipher, EVP_CTRL_AEAD_GET_TAG, Int32(tagLength), tag) == 1 else {
             throw Self.failure("EVP_EncryptUpdate (AES-GCM)")
         }
@@ -309,12 +314,12 @@ final class SessionKeys {
               _ bytes: UnsafeMutablePointer<UInt8>, _ count: Int, tag: UnsafeMutablePointer<UInt8>) throws(SRTPError) {
         guard EVP_DecryptInit_ex(cipher, nil, nil, nil, iv) == 1,
               EVP_CIPHER_CTX_ctrl(cipher, EVP_CTRL_AEAD_SET_TAG, Int32(tagLength), tag) == 1,
-              EVP_DecryptUpdate(cipher, nil, &outLength, aad.0, Int32(aad.1)) == 1,
-              moreAAD.map({ EVP_DecryptUpdate(cipher, nil, &outLength, $0.0, Int32($0.1)) == 1 }) ?? true,
-              count == 0 || EVP_DecryptUpdate(cipher, bytes, &outLength, bytes, Int32(count)) == 1 else {
+              EVP_DecryptUpdate(cipher, nil, outLength, aad.0, Int32(aad.1)) == 1,
+              moreAAD.map({ EVP_DecryptUpdate(cipher, nil, outLength, $0.0, Int32($0.1)) == 1 }) ?? true,
+              count == 0 || EVP_DecryptUpdate(cipher, bytes, outLength, bytes, Int32(count)) == 1 else {
             throw Self.failure("EVP_DecryptUpdate (AES-GCM)")
         }
-        guard EVP_DecryptFinal_ex(cipher, tag, &outLength) == 1 else {
+        guard EVP_DecryptFinal_ex(cipher, tag, outLength) == 1 else {
             ERR_clear_error()
             throw .authenticationFailed
         }
