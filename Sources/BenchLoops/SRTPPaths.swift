@@ -7,8 +7,9 @@ import CSSL
 
 /// Sluice's SRTP send and receive paths over the synthetic VP8 stream, and SRTP alone over its packets.
 public enum SRTPPaths {
-    /// The send path as `RTPSendSession` runs it: VP8 frames through `RTPSender`, each packet copied into
-    /// one buffer and protected there (the history keeps it plain). Returns the SRTP bytes of `count` packets.
+    /// The send path as `RTPSendSession` over `UDPRTPTransport` runs it: VP8 frames through
+    /// `RTPSender`, each packet protected from the sender's history into one buffer (the history keeps
+    /// it plain). Returns the SRTP bytes of `count` packets.
     public static func send(packets count: Int, profile: SRTPProfile, key: SRTPKeyMaterial) -> Int {
         var sender = SyntheticVideoStream.vp8Sender()
         let srtp = try! SRTPSession(profile: profile, key: key, direction: .sender)
@@ -17,8 +18,7 @@ public enum SRTPPaths {
         var sent = 0, bytes = 0, index = 0
         while sent < count {
             try! sender.send(SyntheticVideoStream.vp8Frames[index], at: .zero) { packet in
-                buffer.copyMemory(from: packet)
-                bytes &+= try! srtp.protect(buffer, length: packet.count)
+                bytes &+= try! srtp.protect(packet, into: buffer)
                 sent += 1
             }
             index += 1

@@ -116,28 +116,37 @@ public struct VP8PayloadDescriptor: Sendable, Hashable {
         guard let first = payload.first else { throw .emptyPayload }
         self.init(isNonReference: first & 0x20 != 0, startsPartition: first & 0x10 != 0, partitionIndex: first & 0x07)
         guard first & 0x80 != 0 else { return }
-        var offset = 1
-        func next(_ field: Field) throws(RTPPayloadError) -> UInt8 {
-            guard offset < payload.count else { throw .vp8DescriptorTruncated(field) }
-            defer { offset += 1 }
-            return payload[offset]
-        }
-        let flags = try next(.extensionOctet)
+        var octets = OctetReader(payload: payload)
+        let flags = try octets.next(.extensionOctet)
         hasEmptyExtensionOctet = flags & 0xF0 == 0
         if flags & 0x80 != 0 {
-            let high = try next(.pictureID)
+            let high = try octets.next(.pictureID)
             if high & 0x80 != 0 {
-                let low = try next(.pictureID)
+                let low = try octets.next(.pictureID)
                 pictureID = .fifteenBit(UInt16(high & 0x7F) << 8 | UInt16(low))
             } else {
                 pictureID = .sevenBit(high)
             }
         }
-        if flags & 0x40 != 0 { tl0PicIndex = try next(.tl0PicIndex) }
+        if flags & 0x40 != 0 { tl0PicIndex = try octets.next(.tl0PicIndex) }
         if flags & 0x30 != 0 {
-            let byte = try next(.temporalLayerAndKeyIndex)
+            let byte = try octets.next(.temporalLayerAndKeyIndex)
             if flags & 0x20 != 0 { temporalLayer = TemporalLayer(index: byte >> 6, isLayerSync: byte & 0x20 != 0) }
             if flags & 0x10 != 0 { keyIndex = byte & 0x1F }
+        }
+    }
+
+    /// The extension's octets after the first (RFC 7741 §4.2), read in order. A struct rather than a
+    /// nested function over a captured variable: that variable is checked for exclusive access at
+    /// run time on every octet, twice per packet received (inspected, then depacketized).
+    private struct OctetReader {
+        let payload: UnsafeRawBufferPointer
+        var offset = 1
+
+        mutating func next(_ field: Field) throws(RTPPayloadError) -> UInt8 {
+            guard offset < payload.count else { throw .vp8DescriptorTruncated(field) }
+            defer { offset += 1 }
+            return payload[offset]
         }
     }
 

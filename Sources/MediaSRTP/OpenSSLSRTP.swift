@@ -41,23 +41,26 @@ final class OpenSSLSRTP {
 
     // MARK: SRTP (RFC 3711 §3.3, RFC 7714 §8)
 
-    /// Encrypts and tags the RTP packet in `packet[0..<length]`; returns the SRTP length.
-    func protectRTP(_ packet: UnsafeMutablePointer<UInt8>, length: Int) throws(SRTPError) -> Int {
-        let headerLength = try Self.rtpHeaderLength(packet, length, trailer: 0)
-        let ssrc = Self.read32(packet + 8)
+    /// Encrypts and tags the RTP packet `source[0..<length]` into `packet` (the same memory, or
+    /// `length` plus the tag's bytes apart from it); returns the SRTP length. Out of place, the cipher
+    /// reads the plain payload and writes the encrypted one (RFC 3711 §3.3 steps 4-5): no copy first.
+    func protectRTP(_ source: UnsafePointer<UInt8>, into packet: UnsafeMutablePointer<UInt8>, length: Int) throws(SRTPError) -> Int {
+        let headerLength = try Self.rtpHeaderLength(source, length, trailer: 0)
+        let ssrc = Self.read32(source + 8)
         let stream = stream(for: ssrc, creating: true)!
-        let (index, delta) = stream.rtp.estimate(Self.read16(packet + 2))
+        let (index, delta) = stream.rtp.estimate(Self.read16(source + 2))
         switch stream.rtp.check(delta) {
         case .tooOld: throw .replayed(tooOld: true)
         case .seen: break  // the same packet again (a retransmission): the same bytes again
         case .fresh: stream.rtp.add(delta)
         }
-        let payload = packet + headerLength, payloadLength = length - headerLength
+        if UnsafePointer(packet) != source { packet.update(from: source, count: headerLength) }
+        let plain = source + headerLength, payload = packet + headerLength, payloadLength = length - headerLength
         rtp.iv(scratch, ssrc: ssrc, index: index)
         if rtp.isAEAD {
-            try rtp.seal(iv: scratch, aad: (packet, headerLength), nil, payload, payloadLength, tag: packet + length)
+            try rtp.seal(iv: scratch, aad: (packet, headerLength), nil, plain, into: payload, payloadLength, tag: packet + length)
         } else {
-            try rtp.applyKeystream(iv: scratch, payload, payloadLength)
+            try rtp.applyKeystream(iv: scratch, plain, into: payload, payloadLength)
             Self.write32(UInt32(truncatingIfNeeded: index >> 16), scratch + 16)
             rtp.authenticate(packet, length, extra: (scratch + 16, 4), into: packet + length)
         }
@@ -92,7 +95,7 @@ final class OpenSSLSRTP {
             Self.write32(UInt32(truncatingIfNeeded: index >> 16), scratch + 16)
             rtp.authenticate(packet, protectedLength, extra: (scratch + 16, 4), into: scratch + 20)
             guard CRYPTO_memcmp(scratch + 20, packet + protectedLength, rtp.tagLength) == 0 else { throw .authenticationFailed }
-            try rtp.applyKeystream(iv: scratch, payload, payloadLength)
+            try rtp.applyKeystream(iv: scratch, payload, into: payload, payloadLength)
         }
         (known ?? stream(for: ssrc, creating: true)!).rtp.add(delta)
         return protectedLength
@@ -112,10 +115,10 @@ final class OpenSSLSRTP {
         rtcp.iv(scratch, ssrc: ssrc, index: UInt64(index))
         if rtcp.isAEAD {
             Self.write32(trailer, scratch + 16)
-            try rtcp.seal(iv: scratch, aad: (packet, 8), (scratch + 16, 4), packet + 8, length - 8, tag: packet + length)
+            try rtcp.seal(iv: scratch, aad: (packet, 8), (scratch + 16, 4), packet + 8, into: packet + 8, length - 8, tag: packet + length)
             Self.write32(trailer, packet + length + rtcp.tagLength)
         } else {
-            try rtcp.applyKeystream(iv: scratch, packet + 8, length - 8)
+            try rtcp.applyKeystream(iv: scratch, packet + 8, into: packet + 8, length - 8)
             Self.write32(trailer, packet + length)
             rtcp.authenticate(packet, length + 4, extra: nil, into: packet + length + 4)
         }
@@ -156,7 +159,7 @@ final class OpenSSLSRTP {
             rtcpLength = trailerAt
             rtcp.authenticate(packet, trailerAt + 4, extra: nil, into: scratch + 20)
             guard CRYPTO_memcmp(scratch + 20, packet + trailerAt + 4, rtcp.tagLength) == 0 else { throw .authenticationFailed }
-            try rtcp.applyKeystream(iv: scratch, packet + 8, rtcpLength - 8)
+            try rtcp.applyKeystream(iv: scratch, packet + 8, into: packet + 8, rtcpLength - 8)
         }
         (known ?? stream(for: ssrc, creating: true)!).rtcp.add(index)
         return rtcpLength
@@ -179,7 +182,7 @@ final class OpenSSLSRTP {
 
     /// The length of the RTP header with its CSRCs and extension (RFC 3550 §5.1, §5.3.1), which must
     /// leave `trailer` bytes after it.
-    static func rtpHeaderLength(_ packet: UnsafeMutablePointer<UInt8>, _ length: Int, trailer: Int) throws(SRTPError) -> Int {
+    static func rtpHeaderLength(_ packet: UnsafePointer<UInt8>, _ length: Int, trailer: Int) throws(SRTPError) -> Int {
         guard length >= 12 + trailer else { throw .malformed("RTP packet of \(length) bytes, shorter than its header") }
         var headerLength = 12 + 4 * Int(packet[0] & 0x0F)
         if packet[0] & 0x10 != 0 {
@@ -211,7 +214,10 @@ final class SessionKeys {
     /// 14 bytes (AES-CM, then two zero bytes) or 12 (AEAD).
     private let salt = UnsafeMutablePointer<UInt8>.allocate(capacity: 16)
     private let hmac: UnsafeMutablePointer<sluice_hmac_sha1_key>?
-    private var outLength: Int32 = 0
+    /// Where EVP writes the byte counts no one reads: allocated once, since a stored property passed
+    /// inout to C costs a dynamic exclusivity check (a thread-local access set) each time, three to
+    /// four times a packet.
+    private let outLength = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
 
     /// `labels`: of the encryption key, the authentication key and the salt (0, 1, 2 for SRTP; 3, 4, 5 for SRTCP).
     init(profile: SRTPProfile, labels: (encryption: UInt8, authentication: UInt8, salt: UInt8), tagLength: Int,
@@ -221,6 +227,7 @@ final class SessionKeys {
         guard let context = EVP_CIPHER_CTX_new() else { throw Self.failure("EVP_CIPHER_CTX_new") }
         cipher = context
         salt.initialize(repeating: 0, count: 16)
+        outLength.initialize(to: 0)
         hmac = isAEAD ? nil : .allocate(capacity: 1)
         var encryptionKey = try Self.derive(labels.encryption, count: masterKey.count, masterKey: masterKey, masterSalt: masterSalt)
         defer { OPENSSL_cleanse(&encryptionKey, encryptionKey.count) }
@@ -247,6 +254,7 @@ final class SessionKeys {
     deinit {
         EVP_CIPHER_CTX_free(cipher)
         salt.deallocate()
+        outLength.deallocate()
         if let hmac {
             OPENSSL_cleanse(hmac, MemoryLayout<sluice_hmac_sha1_key>.size)
             hmac.deallocate()
@@ -265,10 +273,12 @@ final class SessionKeys {
         for byte in 0..<6 { iv[indexAt + byte] ^= UInt8(truncatingIfNeeded: index >> (40 - 8 * UInt64(byte))) }
     }
 
-    /// XORs AES-CM keystream from `iv` into `bytes` (encryption and decryption alike).
-    func applyKeystream(iv: UnsafePointer<UInt8>, _ bytes: UnsafeMutablePointer<UInt8>, _ count: Int) throws(SRTPError) {
+    /// `bytes` XORed with AES-CM keystream from `iv`, written to `output` (encryption and decryption
+    /// alike; the same memory or apart).
+    func applyKeystream(iv: UnsafePointer<UInt8>, _ bytes: UnsafePointer<UInt8>, into output: UnsafeMutablePointer<UInt8>,
+                        _ count: Int) throws(SRTPError) {
         guard EVP_EncryptInit_ex(cipher, nil, nil, nil, iv) == 1,
-              count == 0 || EVP_EncryptUpdate(cipher, bytes, &outLength, bytes, Int32(count)) == 1 else {
+              count == 0 || EVP_EncryptUpdate(cipher, output, outLength, bytes, Int32(count)) == 1 else {
             throw Self.failure("EVP_EncryptUpdate (AES-CM)")
         }
     }
@@ -284,14 +294,16 @@ final class SessionKeys {
         }
     }
 
-    /// AES-GCM encryption of `bytes` in place after `aad` and `moreAAD`, the tag written to `tag`.
+    /// AES-GCM encryption of `bytes` after `aad` and `moreAAD`, written to `output` (the same memory
+    /// or apart), the tag written to `tag`.
     func seal(iv: UnsafePointer<UInt8>, aad: (UnsafeMutablePointer<UInt8>, Int), _ moreAAD: (UnsafeMutablePointer<UInt8>, Int)?,
-              _ bytes: UnsafeMutablePointer<UInt8>, _ count: Int, tag: UnsafeMutablePointer<UInt8>) throws(SRTPError) {
+              _ bytes: UnsafePointer<UInt8>, into output: UnsafeMutablePointer<UInt8>, _ count: Int,
+              tag: UnsafeMutablePointer<UInt8>) throws(SRTPError) {
         guard EVP_EncryptInit_ex(cipher, nil, nil, nil, iv) == 1,
-              EVP_EncryptUpdate(cipher, nil, &outLength, aad.0, Int32(aad.1)) == 1,
-              moreAAD.map({ EVP_EncryptUpdate(cipher, nil, &outLength, $0.0, Int32($0.1)) == 1 }) ?? true,
-              count == 0 || EVP_EncryptUpdate(cipher, bytes, &outLength, bytes, Int32(count)) == 1,
-              EVP_EncryptFinal_ex(cipher, tag, &outLength) == 1,
+              EVP_EncryptUpdate(cipher, nil, outLength, aad.0, Int32(aad.1)) == 1,
+              moreAAD.map({ EVP_EncryptUpdate(cipher, nil, outLength, $0.0, Int32($0.1)) == 1 }) ?? true,
+              count == 0 || EVP_EncryptUpdate(cipher, output, outLength, bytes, Int32(count)) == 1,
+              EVP_EncryptFinal_ex(cipher, tag, outLength) == 1,
               EVP_CIPHER_CTX_ctrl(cipher, EVP_CTRL_AEAD_GET_TAG, Int32(tagLength), tag) == 1 else {
             throw Self.failure("EVP_EncryptUpdate (AES-GCM)")
         }
@@ -302,12 +314,12 @@ final class SessionKeys {
               _ bytes: UnsafeMutablePointer<UInt8>, _ count: Int, tag: UnsafeMutablePointer<UInt8>) throws(SRTPError) {
         guard EVP_DecryptInit_ex(cipher, nil, nil, nil, iv) == 1,
               EVP_CIPHER_CTX_ctrl(cipher, EVP_CTRL_AEAD_SET_TAG, Int32(tagLength), tag) == 1,
-              EVP_DecryptUpdate(cipher, nil, &outLength, aad.0, Int32(aad.1)) == 1,
-              moreAAD.map({ EVP_DecryptUpdate(cipher, nil, &outLength, $0.0, Int32($0.1)) == 1 }) ?? true,
-              count == 0 || EVP_DecryptUpdate(cipher, bytes, &outLength, bytes, Int32(count)) == 1 else {
+              EVP_DecryptUpdate(cipher, nil, outLength, aad.0, Int32(aad.1)) == 1,
+              moreAAD.map({ EVP_DecryptUpdate(cipher, nil, outLength, $0.0, Int32($0.1)) == 1 }) ?? true,
+              count == 0 || EVP_DecryptUpdate(cipher, bytes, outLength, bytes, Int32(count)) == 1 else {
             throw Self.failure("EVP_DecryptUpdate (AES-GCM)")
         }
-        guard EVP_DecryptFinal_ex(cipher, tag, &outLength) == 1 else {
+        guard EVP_DecryptFinal_ex(cipher, tag, outLength) == 1 else {
             ERR_clear_error()
             throw .authenticationFailed
         }

@@ -36,7 +36,8 @@ public enum SRTPImplementation: String, Sendable, Hashable, CaseIterable {
 /// One direction of an SRTP session (RFC 3711 §3.2.3): protects what this side sends, or unprotects what
 /// it receives, for every SSRC, with one master key.
 ///
-/// Packets are transformed in place in the caller's buffer; nothing is allocated per packet (a stream
+/// Packets are transformed in place in the caller's buffer (an RTP packet may also be protected from
+/// where it is into another); nothing is allocated per packet (a stream
 /// is added when an SSRC is first seen). The rollover counter across sequence number wraps (RFC 3711
 /// §3.3.1) and the replay list are kept per SSRC; the OpenSSL implementation decides both as libsrtp
 /// does, and writes the same bytes. Use a session from one thread at a time.
@@ -152,6 +153,16 @@ public final class SRTPSession {
         try transform(.protectRTP, buffer, length)
     }
 
+    /// Protects the RTP packet `packet` into `buffer` (RFC 3711 §3.3; RFC 7714 §8), leaving `packet`
+    /// plain: returns the SRTP length, `packet.count + rtpOverhead`, which `buffer` must have room for.
+    /// The cipher reads the plain payload and writes the encrypted one, so sending from a packet that
+    /// must stay plain (a retransmission history) costs no copy first. The two must not overlap
+    /// (unless they start at the same byte: then it is `protect(_:length:)`).
+    public func protect(_ packet: UnsafeRawBufferPointer, into buffer: UnsafeMutableRawBufferPointer) throws(SRTPError) -> Int {
+        guard let source = packet.baseAddress else { throw .bufferTooSmall(needed: rtpOverhead, available: buffer.count) }
+        return try transform(.protectRTP, buffer, packet.count, from: source)
+    }
+
     /// Verifies and decrypts the SRTP packet in `buffer[0..<length]` in place (RFC 3711 §3.3): returns the
     /// RTP length.
     public func unprotect(_ buffer: UnsafeMutableRawBufferPointer, length: Int) throws(SRTPError) -> Int {
@@ -177,10 +188,11 @@ public final class SRTPSession {
     }
 
     /// Runs `operation` and counts its outcome in `statistics`.
+    /// `source`: where the packet is when not in `buffer` already (protecting RTP only).
     private func transform(_ operation: Operation, _ buffer: UnsafeMutableRawBufferPointer,
-                           _ length: Int) throws(SRTPError) -> Int {
+                           _ length: Int, from source: UnsafeRawPointer? = nil) throws(SRTPError) -> Int {
         do {
-            let result = try call(operation, buffer, length)
+            let result = try call(operation, buffer, length, from: source)
             if operation.protects { statistics.protectedPackets += 1 } else { statistics.unprotectedPackets += 1 }
             return result
         } catch {
@@ -194,7 +206,7 @@ public final class SRTPSession {
     }
 
     private func call(_ operation: Operation, _ buffer: UnsafeMutableRawBufferPointer,
-                      _ length: Int) throws(SRTPError) -> Int {
+                      _ length: Int, from source: UnsafeRawPointer?) throws(SRTPError) -> Int {
         guard operation.protects == (direction == .sender) else { throw .wrongDirection }
         let added = switch operation {
         case .protectRTP: rtpOverhead
@@ -208,12 +220,15 @@ public final class SRTPSession {
         case .openSSL(let openSSL):
             let bytes = base.assumingMemoryBound(to: UInt8.self)
             return switch operation {
-            case .protectRTP: try openSSL.protectRTP(bytes, length: length)
+            case .protectRTP:
+                try openSSL.protectRTP(source?.assumingMemoryBound(to: UInt8.self) ?? UnsafePointer(bytes), into: bytes, length: length)
             case .unprotectRTP: try openSSL.unprotectRTP(bytes, length: length)
             case .protectRTCP: try openSSL.protectRTCP(bytes, length: length)
             case .unprotectRTCP: try openSSL.unprotectRTCP(bytes, length: length)
             }
         case .libsrtp(let context):
+            // libsrtp transforms in place only.
+            if let source, source != UnsafeRawPointer(base) { base.copyMemory(from: source, byteCount: length) }
             return try callLibsrtp(context, operation, base, length)
         }
     }

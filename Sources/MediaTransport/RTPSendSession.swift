@@ -24,8 +24,8 @@ import Synchronization
 /// reactor cannot watch (no `readinessDescriptors`) gets a thread that loops on `serviceTransport`.
 ///
 /// The send path allocates nothing per packet once warm (without impairment): packets are written
-/// into the sender's history and sent from there (copied once into a buffer of the session's when
-/// the transport protects them in place). Without `start()`, feedback and timers can be driven by
+/// into the sender's history and sent from there (protected from there into a buffer of the
+/// session's when the transport protects them). Without `start()`, feedback and timers can be driven by
 /// hand with `serviceTransport(timeout:)` or `receiveRTCP(_:at:)`, e.g. over an in-memory
 /// transport with a manual clock.
 public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendable {
@@ -108,7 +108,7 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
     /// The sender and what only the sending side counts.
     private struct Outgoing: @unchecked Sendable {
         var sender: RTPSender<Packetizer>
-        /// Where a packet is copied to be protected (the history keeps the plain one), allocated once;
+        /// Where a packet is protected into (the history keeps the plain one), allocated once;
         /// nil when the transport sends packets as they are.
         var protectBuffer: UnsafeMutableRawBufferPointer?
         var senderReports = 0
@@ -296,16 +296,15 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
 
     // MARK: Sending
 
-    /// Hands `packet` to the transport: copied into `protectBuffer` when the transport protects
-    /// packets in place (the history keeps the plain one), else straight from the history.
+    /// Hands `packet` to the transport: protected into `protectBuffer` (the history keeps the plain
+    /// one), else straight from the history.
     private func transmit(_ packet: UnsafeRawBufferPointer, at now: ClockTime, protectingIn protectBuffer: UnsafeMutableRawBufferPointer?) throws {
         guard let protectBuffer else {
             // A transport with no overhead does not write to the buffer (`RTPDatagramTransport`).
             try transport.sendRTP(UnsafeMutableRawBufferPointer(mutating: packet), length: packet.count, at: now)
             return
         }
-        protectBuffer.copyMemory(from: packet)
-        try transport.sendRTP(protectBuffer, length: packet.count, at: now)
+        try transport.sendRTP(packet, protectingInto: protectBuffer, at: now)
     }
 
     /// Sends the stream's last packet again (as RTX when configured, RFC 4588 §4).

@@ -103,10 +103,21 @@ public final class UDPRTPTransport: RTPDatagramTransport, @unchecked Sendable {
     // MARK: Sending
 
     public func sendRTP(_ buffer: UnsafeMutableRawBufferPointer, length: Int, at now: ClockTime) throws {
+        guard remote != nil else { throw SocketError.noDestination }
+        try send(UnsafeRawBufferPointer(rebasing: buffer[0..<(outbound?.protect(buffer, length: length) ?? length)]), at: now)
+    }
+
+    /// Protected straight from `packet` into `buffer` (`SRTPSession.protect(_:into:)`): no copy first.
+    public func sendRTP(_ packet: UnsafeRawBufferPointer, protectingInto buffer: UnsafeMutableRawBufferPointer,
+                        at now: ClockTime) throws {
+        guard remote != nil else { throw SocketError.noDestination }
+        guard let outbound else { return try send(packet, at: now) }
+        try send(UnsafeRawBufferPointer(rebasing: buffer[0..<outbound.protect(packet, into: buffer)]), at: now)
+    }
+
+    /// Sends the RTP `packet`, ready to go, through the impairment if there is one.
+    private func send(_ packet: UnsafeRawBufferPointer, at now: ClockTime) throws {
         guard let remote else { throw SocketError.noDestination }
-        var length = length
-        if let outbound { length = try outbound.protect(buffer, length: length) }
-        let packet = UnsafeRawBufferPointer(rebasing: buffer[0..<length])
         guard impaired else {
             try sockets.rtp.send(packet, to: remote)
             return

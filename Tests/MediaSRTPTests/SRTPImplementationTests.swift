@@ -67,12 +67,16 @@ import Testing
         }
     }
 
+    /// Senders with `key`: Sluice's on OpenSSL and libsrtp's, the reference.
+    static func senders(_ profile: SRTPProfile, key: SRTPKeyMaterial) throws -> (ours: SRTPSession, reference: SRTPSession) {
+        (try SRTPSession(profile: profile, key: key, direction: .sender, implementation: .openSSL),
+         try SRTPSession(profile: profile, key: key, direction: .sender, implementation: .libsrtp))
+    }
+
     @Test(arguments: SRTPProfile.allCases)
     func sendersWriteTheSameBytes(profile: SRTPProfile) throws {
         var random = SplitMix64(seed: 0x5EED_0001 &+ UInt64(profile.dtlsProtectionProfile))
-        let key = SRTPKeyMaterial.random(for: profile)
-        let ours = try SRTPSession(profile: profile, key: key, direction: .sender, implementation: .openSSL)
-        let reference = try SRTPSession(profile: profile, key: key, direction: .sender, implementation: .libsrtp)
+        let (ours, reference) = try Self.senders(profile, key: SRTPKeyMaterial.random(for: profile))
         #expect(ours.implementation == .openSSL && reference.implementation == .libsrtp)
         var outcomes: [Outcome: Int] = [:]
         for (number, (ssrc, sequence)) in Self.sendingOrder(count: 3000, &random).enumerated() {
@@ -88,6 +92,37 @@ import Testing
         #expect(ours.statistics == reference.statistics)
         // The stream exercised both paths: protected packets and ones refused as older than the window.
         #expect(outcomes[.bytes([]), default: 0] > 2500 && outcomes[.tooOld, default: 0] > 20, "\(outcomes)")
+    }
+
+    /// `protect(_:into:)` (the cipher reading the plain packet, writing another buffer) writes what
+    /// libsrtp writes in place, for both engines, and leaves the packet plain.
+    @Test(arguments: SRTPProfile.allCases)
+    func protectingIntoAnotherBufferWritesTheSameBytes(profile: SRTPProfile) throws {
+        var random = SplitMix64(seed: 0x5EED_0004 &+ UInt64(profile.dtlsProtectionProfile))
+        let key = SRTPKeyMaterial.random(for: profile)
+        let (ours, reference) = try Self.senders(profile, key: key)
+        // libsrtp protects in place only: `protect(_:into:)` copies for it first.
+        let copying = try SRTPSession(profile: profile, key: key, direction: .sender, implementation: .libsrtp)
+        for number in 0..<300 {
+            let packet = Self.packet(ssrc: 0xC0FFEE, sequence: UInt16(truncatingIfNeeded: 65_400 + number), &random)
+            let expected = try reference.protect(packet)
+            for session in [ours, copying] {
+                var output = [UInt8](repeating: 0xEE, count: packet.count + session.rtpOverhead)
+                let plain = packet
+                let length = try plain.withUnsafeBytes { source in
+                    try output.withUnsafeMutableBytes { try session.protect(source, into: $0) }
+                }
+                #expect(Array(output[..<length]) == expected, "packet \(number), \(session.implementation)")
+                #expect(plain == packet)
+            }
+        }
+        #expect(ours.statistics.protectedPackets == 300 && copying.statistics == reference.statistics)
+        // Too little room is refused before anything is written.
+        let packet = Self.packet(ssrc: 0xC0FFEE, sequence: 1, &random)
+        var short = [UInt8](repeating: 0, count: packet.count + ours.rtpOverhead - 1)
+        #expect(throws: SRTPError.self) {
+            try packet.withUnsafeBytes { source in try short.withUnsafeMutableBytes { try ours.protect(source, into: $0) } }
+        }
     }
 
     @Test(arguments: SRTPProfile.allCases)
