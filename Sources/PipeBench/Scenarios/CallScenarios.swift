@@ -231,8 +231,9 @@ struct CallScaleScenario: Scenario {
     }
 
     private func streamCalls(_ count: Int, input: String) throws -> Trial {
-        // Video: 25 frames/s; audio: the encoder's 20 ms packets from 10 ms WAV blocks (the limit counts blocks).
-        let frames = Int(Self.trialSeconds * (codec == .opus ? 100 : 25))
+        // Video: 25 frames/s; audio: the WAV source's blocks of 960 samples, 20 ms each (the limit
+        // counts them; at 100 a second, a trial streamed twice its length).
+        let frames = Int(Self.trialSeconds * (codec == .opus ? 50 : 25))
         let rssBefore = Self.residentBytes()
         let threadsBefore = Self.threads()
         let calls = try (0..<count).map {
