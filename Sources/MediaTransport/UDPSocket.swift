@@ -77,7 +77,9 @@ public final class UDPSocket: @unchecked Sendable {
 
     /// Has the kernel stamp each datagram with its arrival time (SO_TIMESTAMPNS, socket(7)), which
     /// `receiveStamped` then gives as `queuedFor`: a reader that was starved still learns when a datagram
-    /// came, not when it was read.
+    /// came, not when it was read. When no socket on the machine had stamps on, Linux turns stamping
+    /// on a moment later (from a work queue); a datagram that arrives before is stamped when it is
+    /// read, which is what a socket without stamps assumes anyway.
     public func enableArrivalTimestamps() throws {
         let fd = try open()
         var on: Int32 = 1

@@ -69,6 +69,16 @@ import Testing
         let a = try UDPSocket(bindingTo: Self.loopback), b = try UDPSocket(bindingTo: Self.loopback)
         try b.enableArrivalTimestamps()
         let clock = SystemClock()
+        // When no other socket had stamps on (the first datagram of a fresh CI run read 260 ms late
+        // was stamped at its read), the kernel turns them on from a work queue: wait until a datagram
+        // read 20 ms after its send shows it, for a second at most.
+        var buffer = [UInt8](repeating: 0, count: 100)
+        for _ in 0..<50 {
+            try [UInt8(0xFF)].withUnsafeBytes { try a.send($0, to: b.localAddress) }
+            usleep(20_000)
+            let probe = try #require(try buffer.withUnsafeMutableBytes { try b.receiveStamped(into: $0, timeout: .seconds(2)) })
+            if let queued = probe.queuedFor, queued >= .milliseconds(10) { break }
+        }
         var sent: [ClockTime] = []
         for index in 0..<3 {
             sent.append(clock.now)
@@ -76,7 +86,6 @@ import Testing
             usleep(20_000)
         }
         usleep(200_000)
-        var buffer = [UInt8](repeating: 0, count: 100)
         for index in 0..<3 {
             let received = try #require(try buffer.withUnsafeMutableBytes { try b.receiveStamped(into: $0, timeout: .seconds(2)) })
             let readAt = clock.now
