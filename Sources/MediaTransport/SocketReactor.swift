@@ -17,13 +17,13 @@ import MediaCore
 /// never called again for readiness its owner has not looked at yet, and the owner decides when it
 /// wants to hear more. Registration is level-triggered: re-arming a descriptor that still has data
 /// queued reports it again at once, so no datagram that arrived before the re-arm goes unnoticed.
-/// Changes from other threads (registrations, timers) wake the reactor through an `eventfd(2)`.
+/// Changes from other threads (registrations, timers) wake the reactor through an `EventWaker`.
 public final class SocketReactor: @unchecked Sendable {
     /// The process's reactor; its thread starts on first use and lives as long as the process.
     public static let shared = SocketReactor()
 
     private let epoll: Int32
-    private let wakeDescriptor: Int32
+    private let waker: EventWaker
     private let lock = ConditionLock()
     // Guarded by `lock`.
     private var registrations: [UInt64: ReactorRegistration] = [:]
@@ -34,18 +34,17 @@ public final class SocketReactor: @unchecked Sendable {
     private var thread = pthread_t()
     private var started = false
 
-    /// The `epoll_data` of the wake-up eventfd; registrations count from 1.
+    /// The `epoll_data` of the waker's descriptor; registrations count from 1.
     private static let wakeIdentifier: UInt64 = 0
 
     init() {
         epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
         precondition(epoll >= 0, "epoll_create1 failed: \(errno)")
-        wakeDescriptor = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
-        precondition(wakeDescriptor >= 0, "eventfd failed: \(errno)")
+        do { waker = try EventWaker() } catch { preconditionFailure("the reactor's waker: \(error)") }
         var event = epoll_event()
         event.events = EPOLLIN.rawValue
         event.data.u64 = Self.wakeIdentifier
-        precondition(epoll_ctl(epoll, EPOLL_CTL_ADD, wakeDescriptor, &event) == 0, "epoll_ctl failed: \(errno)")
+        precondition(epoll_ctl(epoll, EPOLL_CTL_ADD, waker.descriptor, &event) == 0, "epoll_ctl failed: \(errno)")
     }
 
     /// Watches `descriptor` and calls `handler` on the reactor thread when it is readable; armed at
@@ -129,10 +128,7 @@ public final class SocketReactor: @unchecked Sendable {
         while dispatching === object { lock.wait() }
     }
 
-    private func wake() {
-        var one: UInt64 = 1
-        _ = write(wakeDescriptor, &one, MemoryLayout<UInt64>.size)
-    }
+    private func wake() { waker.wake() }
 
     // MARK: The reactor thread
 
@@ -158,8 +154,7 @@ public final class SocketReactor: @unchecked Sendable {
                 for index in 0..<Int(count) {
                     let identifier = events[index].data.u64
                     if identifier == Self.wakeIdentifier {
-                        var value: UInt64 = 0
-                        _ = read(wakeDescriptor, &value, MemoryLayout<UInt64>.size)
+                        waker.reset()
                         continue
                     }
                     let registration = lock.withLock { () -> ReactorRegistration? in
