@@ -145,4 +145,23 @@ public protocol MediaSink: MediaNode {
     func consume(_ item: Input) throws
     /// End of stream: complete the output.
     func finish() throws
+    /// End of stream, for a sink whose end takes time without work (a network sender that keeps
+    /// answering repair requests before its goodbye): called at the end and then, while it returns
+    /// `.wait(until:)`, again when the graph's clock reads that time; the node ends at `.done`.
+    /// It holds no thread while it waits. The default calls `finish()`.
+    func finishing() throws -> Finishing
+}
+
+/// How far a sink's end of stream has come (`MediaSink.finishing()`).
+public enum Finishing: Sendable {
+    case done
+    /// Not yet: ask again when the clock reads this time.
+    case wait(until: ClockTime)
+}
+
+extension MediaSink {
+    public func finishing() throws -> Finishing {
+        try finish()
+        return .done
+    }
 }

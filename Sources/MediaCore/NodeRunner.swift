@@ -311,7 +311,22 @@ final class SinkRunner<Sink: MediaSink>: NodeRunner, @unchecked Sendable {
     override func trace(with tracing: FrameTracing) { traced = tracing.sinks.map { (tracing.tracer, $0) } }
     override var acceptedCaps: Caps? { sink.inputCaps }
     override func start(context: NodeContext) throws { try sink.start(input: inputFormat!, context: context) }
-    override func step() throws -> StepResult { try sinkStep(input, consume: { try sink.consume($0) }, finish: { try sink.finish() }) }
+    /// Whether the input has ended and the sink is finishing (`MediaSink.finishing()`).
+    private var ending = false
+
+    override func step() throws -> StepResult {
+        if ending { return try finishing() }
+        return try sinkStep(input, consume: { try sink.consume($0) }, finish: { try finishing() })
+    }
+
+    /// One turn of the sink's end of stream: done, or idle until the time it asks for.
+    private func finishing() throws -> StepResult {
+        ending = true
+        switch try sink.finishing() {
+        case .done: return .done
+        case .wait(let time): return .idle(wakeAt: time)
+        }
+    }
 }
 
 extension NodeRunner {
@@ -320,7 +335,7 @@ extension NodeRunner {
     @_specialize(where Input == AudioFrame)
     @_specialize(where Input == EncodedFrame)
     final func sinkStep<Input: MediaPayload>(_ input: Edge<Input>, consume: (Input) throws -> Void,
-                                             finish: () throws -> Void) throws -> StepResult {
+                                             finish: () throws -> StepResult) throws -> StepResult {
         try deliverEvents()
         guard let packet = input.pop() else { return .idle(wakeAt: nil) }
         switch packet {
@@ -330,8 +345,7 @@ extension NodeRunner {
             itemsIn.add(1, ordering: .relaxed)
             return .progressed
         case .end:
-            try finish()
-            return .done
+            return try finish()
         }
     }
 }

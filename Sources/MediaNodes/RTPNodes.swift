@@ -13,6 +13,7 @@ public final class RTPSenderNode<Packetizer: RTPPacketizer>: MediaSink {
     public let name: String
     public let session: RTPSendSession<Packetizer>
     public let ownsSession: Bool
+    private var clock: any MediaClock = SystemClock()
 
     public init(session: RTPSendSession<Packetizer>, ownsSession: Bool = true, name: String = "rtp-sender") {
         self.session = session
@@ -26,14 +27,21 @@ public final class RTPSenderNode<Packetizer: RTPPacketizer>: MediaSink {
     }
 
     public func start(input: MediaFormat, context: NodeContext) throws {
+        clock = context.clock
         session.onKeyframeRequest = { context.sendUpstream(.keyframeRequest) }
         session.start()
     }
 
     public func consume(_ frame: EncodedFrame) throws { try session.send(frame) }
 
-    /// End of stream: the session says BYE.
     public func finish() throws { if ownsSession { session.close() } }
+
+    /// End of stream: the session lingers for late NACKs, then says BYE (`RTPSendSession.closeStep()`),
+    /// while the node waits on the graph's timer instead of a worker.
+    public func finishing() throws -> Finishing {
+        guard ownsSession, let wait = session.closeStep() else { return .done }
+        return .wait(until: clock.now + wait)
+    }
 
     public func close() { if ownsSession { session.close() } }
 }

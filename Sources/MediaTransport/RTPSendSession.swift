@@ -49,7 +49,8 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
         public var impairment: ImpairmentProfile?
         /// How long `close()` keeps answering NACKs before its BYE, so that the last frames can be
         /// repaired too; it also sends tail-loss probes in that time (none when zero).
-        public var linger: ClockTime = .milliseconds(300)
+        public var linger: ClockTime = Self.defaultLinger
+        public static var defaultLinger: ClockTime { .milliseconds(300) }
         /// SRTP (RFC 3711): what goes out is protected with this key, and the RTCP that comes back
         /// is checked with it (an SDES key covers the stream both ways, RFC 4568 §6.1).
         public var srtp: SRTPParameters?
@@ -100,7 +101,8 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
     /// The reactor's watch on the transport's sockets and the timer of the periodic duties, from
     /// `start()` to `close()`.
     private var reactorFeedback: (watches: Locked<[ReactorRegistration]>, timer: ReactorTimer)?
-    private var closed = false
+    /// `close()`'s progress; its lock is held for a turn of it.
+    private let closing = Locked(Closing.open)
     /// The longest the periodic duties wait while an impairment holds packets back: what it
     /// releases goes out this late at most (the RTCP thread's old poll interval).
     private static var impairmentPollInterval: ClockTime { .milliseconds(20) }
@@ -259,24 +261,62 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
 
     /// Keeps answering NACKs for `linger`, stops reading feedback (the reactor's handlers have
     /// returned and will not run again), sends what the impairment still holds, a last sender
-    /// report and a BYE (RFC 3550 §6.6), and closes the transport. Safe to call more than once.
+    /// report and a BYE (RFC 3550 §6.6), and closes the transport: `closeStep()` until it is done,
+    /// sleeping in between. Safe to call more than once, and from any thread.
+    public func close() {
+        while let wait = closeStep() { clock.sleep(until: clock.now + wait, unless: StopSignal()) }
+    }
+
+    /// One turn of `close()` that never sleeps: what a caller that must not hold its thread for the
+    /// linger (a graph's sender node) calls, again after the returned time, until it returns nil
+    /// (closed).
     ///
     /// A tail-loss probe, the last packet sent again, opens the linger, and another comes halfway:
     /// a receiver that lost the stream's last packets has no later one to show the gap, and it
     /// ends at the BYE (RFC 3550 §6.3.4), so without a probe nothing would NACK them (RFC 4585
     /// §6.2.1). The second covers a first one lost with them (a full socket buffer drops runs).
-    public func close() {
-        guard !closed else { return }
-        closed = true
-        if rtcpThread != nil || reactorFeedback != nil, configuration.linger > .zero,
-           outgoing.withLock({ $0.sender.statistics.packetCount > 0 }) {
-            let start = clock.now
-            for probe in 1...2 {
-                sendTailProbe()
-                clock.sleep(until: start + ClockTime(nanoseconds: configuration.linger.nanoseconds * Int64(probe) / 2),
-                            unless: StopSignal())
+    public func closeStep() -> ClockTime? {
+        closing.withLock { closing in
+            switch closing {
+            case .closed: return nil
+            case .open:
+                let lingers = (rtcpThread != nil || reactorFeedback != nil) && configuration.linger > .zero
+                    && outgoing.withLock { $0.sender.statistics.packetCount > 0 }
+                guard lingers else { break }
+                closing = .lingering(since: clock.now, probesSent: 0)
+                return lingerStep(&closing)
+            case .lingering:
+                if let wait = lingerStep(&closing) { return wait }
             }
+            closing = .closed
+            finishClosing()
+            return nil
         }
+    }
+
+    /// Where `close()` stands.
+    private enum Closing {
+        case open
+        /// Answering NACKs, with a tail-loss probe at the start and halfway.
+        case lingering(since: ClockTime, probesSent: Int)
+        case closed
+    }
+
+    /// Sends the tail-loss probes that are due; how long until the next turn, nil when the linger is over.
+    private func lingerStep(_ closing: inout Closing) -> ClockTime? {
+        guard case .lingering(let start, var probesSent) = closing else { return nil }
+        let now = clock.now, half = ClockTime(nanoseconds: configuration.linger.nanoseconds / 2)
+        while probesSent < 2 && now >= start + ClockTime(nanoseconds: half.nanoseconds * Int64(probesSent)) {
+            sendTailProbe()
+            probesSent += 1
+        }
+        closing = .lingering(since: start, probesSent: probesSent)
+        let next = probesSent < 2 ? start + half : start + configuration.linger
+        return now < next ? next - now : nil
+    }
+
+    /// The end of `close()` after the linger.
+    private func finishClosing() {
         stopping.store(true, ordering: .relaxed)
         rtcpThread?.join()
         rtcpThread = nil

@@ -27,6 +27,8 @@ public struct RunSize: Sendable, Equatable {
     public var frames: Int?
     /// The network between the two ends of the call scenarios (`--impair`); nil: a clean loopback.
     public var impairment: ImpairmentProfile?
+    /// The scale scenarios' call count (`--calls`): one trial at this count instead of the search.
+    public var calls: Int?
 
     public init(seconds: Double = 4, frames: Int? = nil) {
         self.seconds = seconds

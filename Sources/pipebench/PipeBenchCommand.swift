@@ -38,6 +38,9 @@ struct PipeBenchCommand: ParsableCommand {
     @Option(name: .long, help: "Frames or packets per repetition (video: at most the sample's 132); default: each scenario's own.")
     var frames: Int?
 
+    @Option(name: .long, help: "scale.* scenarios: one trial at this many concurrent calls instead of the search.")
+    var calls: Int?
+
     @Option(name: .long, help: "Network impairment for the call scenarios, e.g. loss=5%,reorder=3%,delay=20ms (sluice send's --impair syntax).")
     var impair: String?
 
@@ -53,6 +56,7 @@ struct PipeBenchCommand: ParsableCommand {
     mutating func validate() throws {
         guard seconds >= 0 else { throw ValidationError("--seconds must not be negative") }
         if let frames, frames < 1 { throw ValidationError("--frames must be at least 1") }
+        if let calls, calls < 1 { throw ValidationError("--calls must be at least 1") }
     }
 
     func run() throws {
@@ -71,6 +75,7 @@ struct PipeBenchCommand: ParsableCommand {
             }
         }
         var size = RunSize(seconds: seconds, frames: frames)
+        size.calls = calls
         size.impairment = try impair.map { try ImpairmentProfile(parsing: $0) }
         let report = try BenchRunner.run(chosen, size: size,
                                          starting: { FileHandle.standardError.write(Data("running \($0.name)...\n".utf8)) })

@@ -1,5 +1,6 @@
 import Foundation
 @testable import MediaCore
+import Synchronization
 import Testing
 
 /// The shared workers that step every threaded graph (`NodeScheduler`): threads that do not grow
@@ -126,6 +127,35 @@ import Testing
         #expect(waitingSink.indices == [7])
     }
 
+    /// A sink whose end takes time (`MediaSink.finishing()`, a network sender's linger) waits on
+    /// the graph's timer: with one worker and no extra ones, other graphs run to their end while
+    /// it waits, and its graph ends only once it says done.
+    @Test func aFinishingSinkWaitsWithoutHoldingAWorker() throws {
+        let scheduler = NodeScheduler(workers: 1, maxWorkers: 1)
+        let lingering = Graph(scheduler: scheduler)
+        let lingeringSink = LingeringSink()
+        lingering.add(lingeringSink, input: lingering.add(PatternSource(count: 3)))
+        let ended = DispatchSemaphore(value: 0)
+        try lingering.start { _ in ended.signal() }
+        let deadline = Date().addingTimeInterval(30)
+        while lingeringSink.turns.value == 0 && Date() < deadline { usleep(1_000) }
+        try #require(lingeringSink.turns.value > 0, "the sink began finishing")
+
+        for _ in 0..<3 {
+            let other = Graph(scheduler: scheduler)
+            let sink = CollectingSink()
+            other.add(sink, input: other.add(StageTransform(name: "stage"), input: other.add(PatternSource(count: 20))))
+            try other.run()
+            #expect(sink.indices == Array(0..<20))
+        }
+        #expect(ended.wait(timeout: .now()) == .timedOut, "still finishing")
+
+        lingeringSink.release.store(true, ordering: .releasing)
+        #expect(ended.wait(timeout: .now() + .seconds(30)) == .success)
+        #expect(lingeringSink.indices == [0, 1, 2])
+        #expect(lingeringSink.turns.value >= 2, "asked again at the times it gave")
+    }
+
     private func processThreads() -> Int {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
               let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Threads:") }) else { return 0 }
@@ -160,4 +190,23 @@ private final class Counter: @unchecked Sendable {
     private var count = 0
     func add() { lock.withLock { count += 1 } }
     var value: Int { lock.withLock { count } }
+}
+
+/// Collects what it is given, then finishes only once `release` is set, asking to be called again
+/// every 5 ms until then.
+private final class LingeringSink: MediaSink, @unchecked Sendable {
+    let name = "lingering"
+    let release = Atomic<Bool>(false)
+    let turns = Counter()
+    private(set) var indices: [Int] = []
+    private var clock: any MediaClock = SystemClock()
+
+    var inputCaps: Caps { .anyVideo }
+    func start(input: MediaFormat, context: NodeContext) throws { clock = context.clock }
+    func consume(_ item: VideoFrame) throws { indices.append(Int(item.plane(0)[0])) }
+    func finish() throws {}
+    func finishing() throws -> Finishing {
+        turns.add()
+        return release.load(ordering: .acquiring) ? .done : .wait(until: clock.now + .milliseconds(5))
+    }
 }

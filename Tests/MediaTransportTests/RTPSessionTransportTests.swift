@@ -207,6 +207,45 @@ import Testing
         #expect(sendingStatistics.retransmissions >= 4, "two probes and two answers")
     }
 
+    /// `closeStep()` is `close()` without its sleeps, for a caller that must not hold its thread for
+    /// the linger (a graph's sender node): each turn sends the tail-loss probes due and says how
+    /// long until the next; the last one, at the linger's end, sends the BYE and closes.
+    @Test func closingStepByStepLingersWithoutSleeping() throws {
+        let clock = ManualClock(start: .seconds(10))
+        let (a, b) = try InMemoryRTPTransport.pair(watchable: true)
+        let sending = try RTPSendSession<VP8Packetizer>.Configuration(
+            remote: Self.unusedAddress, multiplexed: true, sender: .init(payloadType: 96, ssrc: Self.ssrc))
+        let sender = RTPSendSession(packetizer: try VP8Packetizer(maxPayloadSize: 500), configuration: sending,
+                                    transport: a, clock: clock)
+        let receiving = RTPReceiveSession<VP8Depacketizer>.Configuration(
+            local: Self.unusedAddress, multiplexed: true, payloadType: 96)
+        let receiver = RTPReceiveSession(depacketizer: VP8Depacketizer(), configuration: receiving, transport: b, clock: clock)
+        sender.start()
+        try sender.send(Self.frame(0, keyframe: true))
+
+        #expect(sender.closeStep() == .milliseconds(150), "the first probe now, the next halfway")
+        #expect(sender.statistics.tailProbes == 1)
+        clock.advance(by: .milliseconds(100))
+        #expect(sender.closeStep() == .milliseconds(50), "woken early: nothing due yet")
+        #expect(sender.statistics.tailProbes == 1)
+        clock.advance(by: .milliseconds(50))
+        #expect(sender.closeStep() == .milliseconds(150), "the second probe, then the linger's end")
+        #expect(sender.statistics.tailProbes == 2)
+        #expect(!a.isClosed)
+        clock.advance(by: .milliseconds(150))
+        #expect(sender.closeStep() == nil)
+        #expect(a.isClosed)
+        #expect(sender.closeStep() == nil, "closed stays closed")
+
+        var goodbye = false
+        while !goodbye, let event = try? receiver.next(until: clock.now) {
+            if case .goodbye = event { goodbye = true }
+            if case .timedOut = event { break }
+        }
+        #expect(goodbye, "the BYE went out at the end")
+        receiver.close()
+    }
+
     /// The entry points a transport calls: what is not RTP or RTCP is counted and refused, so that
     /// a symmetric transport does not learn its return address from it.
     @Test func malformedPacketsAreCountedAndRefused() throws {
