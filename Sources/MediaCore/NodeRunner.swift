@@ -79,6 +79,8 @@ class NodeRunner: @unchecked Sendable {
     /// How long a step of the node took in its last slice on a shared worker (written before the
     /// node can be woken again, read when it is).
     var stepCost = ClockTime.zero
+    /// The shared worker that ran the node's last slice (written and read like `stepCost`).
+    var lastWorker: ObjectIdentifier?
 
     /// Makes the node run again soon: it has input, room for output, an event or a due timer. Safe
     /// from any thread; costs one atomic operation when the node is already scheduled or running.

@@ -31,8 +31,10 @@ enum SliceOutcome {
 /// input still in the cache and no other thread woken: a chain of cheap nodes (an Opus decode of
 /// 30 µs between a depacketizer and a sink) runs on one core with no wake-up at all. Before a
 /// *heavy* node (its steps take over `heavyStep`: a video codec), the worker hands its own queue to
-/// the shared one and an idle worker, and a heavy node woken goes to the shared queue, so that heavy
-/// stages overlap on several cores.
+/// the shared one and an idle worker, and a heavy node woken by another heavy one goes to the
+/// shared queue, so that heavy stages overlap on several cores. Otherwise a heavy node stays with
+/// the worker that ran it last (woken there by a cheap node, or at the end of its slice while
+/// another worker idles): moved to another core, a video decoder refetches its reference pictures.
 /// Slices are taken in order of readiness, so a ready node waits at most for the steps already
 /// running, never for a whole graph's backlog.
 ///
@@ -96,6 +98,8 @@ final class NodeScheduler: @unchecked Sendable {
         /// Nodes this worker woke, which it runs next, in order, unseen by the other workers.
         var local = Deque<NodeRunner>(minimumCapacity: NodeScheduler.localCapacity)
         var streak = 0
+        /// Whether the node this worker runs now is heavy.
+        var runningHeavy = false
         /// The CPU time clock of the worker's thread, and its reading at the timer thread's last
         /// look (guarded by the scheduler's lock).
         private var cpuClock = clockid_t()
@@ -166,10 +170,13 @@ final class NodeScheduler: @unchecked Sendable {
     // MARK: Ready nodes
 
     /// Queues a node that `wake()` moved to scheduled: a cheap one on the waking worker's own queue
-    /// if it is one of ours (no lock, no signal), a heavy one or one woken from elsewhere on the
-    /// shared queue, where an idle worker takes it.
+    /// if it is one of ours (no lock, no signal), and a heavy one too if that worker ran it last
+    /// (its state, a codec's reference pictures, is in that core's cache) and runs a cheap one now;
+    /// other heavy ones, and nodes woken from elsewhere, on the shared queue, where an idle worker
+    /// takes them (heavy stages overlap).
     func enqueue(_ runner: NodeRunner) {
-        guard let worker = Self.current, worker.scheduler === self, runner.stepCost <= Self.heavyStep else {
+        guard let worker = Self.current, worker.scheduler === self,
+              runner.stepCost <= Self.heavyStep || runner.lastWorker == ObjectIdentifier(worker) && !worker.runningHeavy else {
             return push(runner)
         }
         if worker.local.count >= Self.localCapacity, let oldest = worker.local.popFirst() { push(oldest) }
@@ -226,7 +233,7 @@ final class NodeScheduler: @unchecked Sendable {
             // Cheap nodes handed from one to the next stay on this worker (a wake-up of another
             // would cost more than their work); a heavy one leaves the rest to an idle worker.
             if runner.stepCost > Self.heavyStep && idleCount.load(ordering: .relaxed) > 0 { share(worker) }
-            run(runner)
+            run(runner, on: worker)
         }
         pthread_setspecific(Self.currentWorker, nil)
         withExtendedLifetime(worker) {}
@@ -256,8 +263,10 @@ final class NodeScheduler: @unchecked Sendable {
         }
     }
 
-    private func run(_ runner: NodeRunner) {
+    private func run(_ runner: NodeRunner, on worker: Worker) {
         runner.schedule.store(ScheduleState.running.rawValue, ordering: .releasing)
+        runner.lastWorker = ObjectIdentifier(worker)
+        worker.runningHeavy = runner.stepCost > Self.heavyStep
         let sliceStart = SystemClock.monotonicNow
         let sliceEnd = sliceStart + Self.slice
         var steps = 0
@@ -268,7 +277,12 @@ final class NodeScheduler: @unchecked Sendable {
             switch outcome {
             case .yielded:
                 runner.schedule.store(ScheduleState.scheduled.rawValue, ordering: .releasing)
-                push(runner)
+                // A heavy node keeps its core while another worker idles: what this one holds goes there.
+                if runner.stepCost > Self.heavyStep && idleCount.load(ordering: .relaxed) > 0 {
+                    worker.local.prepend(runner)
+                } else {
+                    push(runner)
+                }
                 return
             case .finished:
                 let previous = runner.schedule.exchange(ScheduleState.finished.rawValue, ordering: .acquiringAndReleasing)
