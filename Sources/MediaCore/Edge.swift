@@ -42,11 +42,12 @@ final class Edge<Item>: @unchecked Sendable {
     @_specialize(where Item == VideoFrame)
     @_specialize(where Item == AudioFrame)
     @_specialize(where Item == EncodedFrame)
-    func push(_ packet: Packet<Item>) -> Bool {
+    func push(_ packet: consuming Packet<Item>) -> Bool {
         var wakeConsumer = false
+        var moving = Optional(packet)
         let accepted: Bool = lock.withLock {
             guard !closed else { return false }
-            packets.append(packet)
+            packets.append(moving.take()!)
             wakeConsumer = consumerParked
             consumerParked = false
             return true

@@ -1,3 +1,4 @@
+import DequeModule
 /// Control messages that travel against the flow of data, from a consumer toward the producer
 /// that can act on them (an encoder, a capture device).
 public enum UpstreamEvent: Sendable, Hashable, CustomStringConvertible {
@@ -105,11 +106,11 @@ public enum Production<Output> {
 }
 
 /// Collects a transform's outputs. The graph reuses its storage, so emitting allocates nothing
-/// once warm.
+/// once warm, and moves the items out of it onto the edges.
 public struct Outbox<Item> {
-    var items: [Item] = []
+    var items = Deque<Item>()
     public init() {}
-    public mutating func emit(_ item: Item) { items.append(item) }
+    public mutating func emit(_ item: consuming Item) { items.append(item) }
     public var count: Int { items.count }
 }
 

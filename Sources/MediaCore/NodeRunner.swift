@@ -153,33 +153,40 @@ class NodeRunner: @unchecked Sendable {
 // push and pop are generic over the payload alone and specialised for the three payloads, which
 // their generic entries dispatch to (`@_specialize`). They loop by index: unspecialised, `for in`
 // over an array goes through protocol witnesses whose coroutine frames are allocated on every call.
+// A role's step entry only calls its body (never inlined): an entry that held a value of a generic
+// type (a popped packet) looked up that type's metadata on every call, before the check that
+// picks the specialised code.
 
-/// Pushes every item of `outbox` and, at the end, end-of-stream to each output edge.
+/// Moves every item of `outbox` onto each output edge and, at the end, end-of-stream.
 /// Returns false when an edge was closed (the run is stopping).
 @_specialize(where Item == VideoFrame)
 @_specialize(where Item == AudioFrame)
 @_specialize(where Item == EncodedFrame)
 private func deliver<Item>(_ outbox: inout Outbox<Item>, end: Bool, to outputs: [Edge<Item>], counter: borrowing Atomic<Int>) -> Bool {
-    defer { outbox.items.removeAll(keepingCapacity: true) }
-    var index = 0
-    while index < outbox.items.count {
-        guard push(.item(outbox.items[index]), to: outputs) else { return false }
-        index += 1
+    var delivered = 0
+    defer { counter.add(delivered, ordering: .relaxed) }
+    while let item = outbox.items.popFirst() {
+        guard push(.item(item), to: outputs) else {
+            outbox.items.removeAll(keepingCapacity: true)
+            return false
+        }
+        delivered += 1
     }
-    counter.add(outbox.items.count, ordering: .relaxed)
     return end ? push(.end, to: outputs) : true
 }
 
+/// Hands `packet` to each of `outputs`: a copy to all but the last, which takes it.
 @_specialize(where Item == VideoFrame)
 @_specialize(where Item == AudioFrame)
 @_specialize(where Item == EncodedFrame)
-private func push<Item>(_ packet: Packet<Item>, to outputs: [Edge<Item>]) -> Bool {
+private func push<Item>(_ packet: consuming Packet<Item>, to outputs: [Edge<Item>]) -> Bool {
+    guard let last = outputs.indices.last else { return true }
     var index = 0
-    while index < outputs.count {
-        guard outputs[index].push(packet) else { return false }
+    while index < last {
+        guard outputs[index].push(copy packet) else { return false }
         index += 1
     }
-    return true
+    return outputs[last].push(packet)
 }
 
 /// Whether every output can take an item without exceeding its capacity.
@@ -212,7 +219,10 @@ class ProducerRunner<Output: MediaPayload>: NodeRunner, @unchecked Sendable {
     @_specialize(where Output == VideoFrame)
     @_specialize(where Output == AudioFrame)
     @_specialize(where Output == EncodedFrame)
-    final func sourceStep(_ produce: () throws -> Production<Output>) throws -> StepResult {
+    final func sourceStep(_ produce: () throws -> Production<Output>) throws -> StepResult { try sourceStepBody(produce) }
+
+    @inline(never)
+    private final func sourceStepBody(_ produce: () throws -> Production<Output>) throws -> StepResult {
         try deliverEvents()
         guard outputsHaveRoom else { return .idle(wakeAt: nil) }
         let production: Production<Output>
@@ -222,7 +232,7 @@ class ProducerRunner<Output: MediaPayload>: NodeRunner, @unchecked Sendable {
             _ = deliverOutbox(end: true)
             return .ended(by: error)
         }
-        switch production {
+        switch consume production {
         case .item(let item):
             if let traced { traced.tracer.record(traced.stage, pts: item.pts) }
             outbox.emit(item)
@@ -245,10 +255,16 @@ class ProducerRunner<Output: MediaPayload>: NodeRunner, @unchecked Sendable {
     @_specialize(where Input == EncodedFrame, Output == AudioFrame)
     final func transformStep<Input>(_ input: Edge<Input>, process: (Input, inout Outbox<Output>) throws -> Void,
                                     finish: (inout Outbox<Output>) throws -> Void) throws -> StepResult {
+        try transformStepBody(input, process: process, finish: finish)
+    }
+
+    @inline(never)
+    private final func transformStepBody<Input>(_ input: Edge<Input>, process: (Input, inout Outbox<Output>) throws -> Void,
+                                                finish: (inout Outbox<Output>) throws -> Void) throws -> StepResult {
         try deliverEvents()
         guard outputsHaveRoom else { return .idle(wakeAt: nil) }
         guard let packet = input.pop() else { return .idle(wakeAt: nil) }
-        switch packet {
+        switch consume packet {
         case .item(let item):
             itemsIn.add(1, ordering: .relaxed)
             try process(item, &outbox)
@@ -338,9 +354,15 @@ extension NodeRunner {
     @_specialize(where Input == EncodedFrame)
     final func sinkStep<Input: MediaPayload>(_ input: Edge<Input>, consume: (Input) throws -> Void,
                                              finish: () throws -> StepResult) throws -> StepResult {
+        try sinkStepBody(input, consume: consume, finish: finish)
+    }
+
+    @inline(never)
+    private final func sinkStepBody<Input: MediaPayload>(_ input: Edge<Input>, consume: (Input) throws -> Void,
+                                                         finish: () throws -> StepResult) throws -> StepResult {
         try deliverEvents()
         guard let packet = input.pop() else { return .idle(wakeAt: nil) }
-        switch packet {
+        switch consume packet {
         case .item(let item):
             try consume(item)
             if let traced { traced.tracer.record(traced.stage, pts: item.pts) }
