@@ -19,7 +19,8 @@ enum Packet<Item> {
 final class Edge<Item>: @unchecked Sendable {
     let capacity: Int
     private let lock = ConditionLock()
-    private var packets: Deque<Packet<Item>>
+    /// Touched only under `lock`, so the runtime's exclusivity check on each access is left out.
+    @exclusivity(unchecked) private var packets: Deque<Packet<Item>>
     private var closed = false
     private var producerParked = false
     private var consumerParked = false
