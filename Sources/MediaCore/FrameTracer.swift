@@ -96,8 +96,8 @@ public struct LatencyDistribution: Sendable, Hashable, CustomStringConvertible {
 public struct FrameLatencies: Sendable {
     /// Indexed by `FrameStage`; a stage no frame passed has an empty distribution.
     public var stages: [FrameStage: LatencyDistribution]
-    /// From a frame's first recorded stage to its last, for frames that reached `sink` (else the
-    /// last stage any frame reached) from `capture` (else the first).
+    /// From `capture` (else the first stage any frame reached) to `sink` (else the last stage any
+    /// frame reached), for the frames that passed both: records that meet no sent frame are left out.
     public var endToEnd: LatencyDistribution
     /// Frames seen at any stage.
     public var framesTraced: Int
@@ -112,8 +112,8 @@ public struct FrameLatencies: Sendable {
 /// Frames are named by their RTP timestamp, so that the sending and the receiving side of a call in
 /// one process (two graphs) share one tracer: the sender maps its pts to RTP timestamps with its
 /// stream's clock rate and offset (`mapTimestamps(_:clockRate:offset:)`, done by `RTPSendSession`),
-/// the receiver with the offset of its first frame (done by `RTPReceiveSession`); nodes record by
-/// pts. One tracer follows one stream.
+/// the receiver with the offset of its first frame (done by `RTPReceiveSession`), less the delay of
+/// its decoder (`delayDecodedTimestamps(by:)`); nodes record by pts. One tracer follows one stream.
 ///
 /// Recording allocates nothing: a preallocated table of fixed-size records (open addressing on the
 /// RTP timestamp) under a lock, histograms allocated once. A frame's record is folded into the
@@ -127,6 +127,8 @@ public final class FrameTracer: Sendable {
     /// Per side (sending, receiving): clock rate << 32 | offset; 0 while unknown.
     private let sendingMapping = Atomic<UInt64>(0)
     private let receivingMapping = Atomic<UInt64>(0)
+    /// The receiving decoder's delay: timebase denominator << 32 | ticks; 0 while none.
+    private let decodedTimestampDelay = Atomic<UInt64>(0)
 
     public enum Side: Sendable { case sending, receiving }
 
@@ -150,6 +152,18 @@ public final class FrameTracer: Sendable {
         }
     }
 
+    /// Tells that the receiving side's decoder puts each frame `delay` before the pts of the packet
+    /// it came from, as an Opus decoder that drops the encoder's pre-skip does (RFC 7845 §4.2): pts
+    /// recorded on the receiving side are moved on by `delay` before they are mapped, so that a
+    /// decoded frame meets its packet. (The receiving side records by pts only from its decoder on:
+    /// the jitter buffer's stages go by RTP timestamp.)
+    public func delayDecodedTimestamps(by delay: MediaTime) {
+        let ticks = delay.value * Int64(delay.timebase.numerator)
+        precondition(ticks >= 0 && ticks <= Int64(UInt32.max), "a decoder delay of \(delay)")
+        let packed = UInt64(UInt32(delay.timebase.denominator)) << 32 | UInt64(ticks)
+        decodedTimestampDelay.store(ticks == 0 ? 0 : packed, ordering: .releasing)
+    }
+
     /// Whether `side` has its mapping, so that records by pts count.
     public func hasMapping(_ side: Side) -> Bool {
         mapping(side) != 0
@@ -163,7 +177,15 @@ public final class FrameTracer: Sendable {
     public func rtpTimestamp(of pts: MediaTime, at stage: FrameStage) -> UInt32? {
         let packed = mapping(stage.isSending ? .sending : .receiving)
         guard packed != 0 else { return nil }
-        let ticks = pts.rescaled(to: Rational(1, Int(packed >> 32))).value
+        let clockRate = Rational(1, Int(packed >> 32))
+        var ticks = pts.rescaled(to: clockRate).value
+        if !stage.isSending {
+            let delay = decodedTimestampDelay.load(ordering: .acquiring)
+            if delay != 0 {
+                ticks += MediaTime(Int64(UInt32(truncatingIfNeeded: delay)), timebase: Rational(1, Int(delay >> 32)))
+                    .rescaled(to: clockRate).value
+            }
+        }
         return UInt32(truncatingIfNeeded: ticks) &+ UInt32(truncatingIfNeeded: packed)
     }
 
@@ -212,6 +234,8 @@ private struct TraceTable: ~Copyable {
     var negativeIntervals = 0
     /// The last stage any frame reached, for frames folded before reaching `sink`.
     var furthestStage = 0
+    /// The first stage any frame reached (`capture` when the sender is traced), where end to end starts.
+    var nearestStage = stageCount
 
     init(capacity: Int) {
         var size = 16
@@ -229,6 +253,7 @@ private struct TraceTable: ~Copyable {
 
     mutating func record(_ stage: FrameStage, key: UInt32, at nanoseconds: Int64) {
         furthestStage = max(furthestStage, stage.rawValue)
+        nearestStage = min(nearestStage, stage.rawValue)
         let slot = self.slot(for: key)
         let index = slot * Self.stageCount + stage.rawValue
         if times[index] == Self.unset { times[index] = nanoseconds }
@@ -255,14 +280,14 @@ private struct TraceTable: ~Copyable {
     /// Adds the slot's intervals to the histograms and frees it.
     private mutating func fold(_ slot: Int) {
         Self.add(times: times, slot: slot, to: &histograms, endToEnd: &endToEnd, negatives: &negativeIntervals,
-                 lastStage: furthestStage)
+                 stages: nearestStage...max(nearestStage, furthestStage))
         let base = slot * Self.stageCount
         for stage in 0..<Self.stageCount { times[base + stage] = Self.unset }
         serials[slot] = 0
     }
 
     private static func add(times: [Int64], slot: Int, to histograms: inout [Histogram<UInt64>],
-                            endToEnd: inout Histogram<UInt64>, negatives: inout Int, lastStage: Int) {
+                            endToEnd: inout Histogram<UInt64>, negatives: inout Int, stages: ClosedRange<Int>) {
         let base = slot * stageCount
         func interval(_ from: Int64, _ to: Int64) -> UInt64 {
             guard to >= from else { negatives += 1; return 0 }
@@ -277,11 +302,13 @@ private struct TraceTable: ~Copyable {
             }
             index += 1
         }
-        // End to end: the first stage any frame passes to the furthest one.
-        var first = 0
-        while first < stageCount && times[base + first] == unset { first += 1 }
-        let last = times[base + lastStage]
-        if first < lastStage, last != unset { _ = endToEnd.record(interval(times[base + first], last)) }
+        // End to end: from the first stage any frame passed to the furthest one, when this frame
+        // passed both. A frame missing either end (a receiver's record whose pts meet no sent
+        // frame) would measure some middle span instead.
+        let first = times[base + stages.lowerBound], last = times[base + stages.upperBound]
+        if stages.lowerBound < stages.upperBound, first != unset, last != unset {
+            _ = endToEnd.record(interval(first, last))
+        }
     }
 
     func snapshot() -> FrameLatencies {
@@ -296,7 +323,7 @@ private struct TraceTable: ~Copyable {
         var negatives = negativeIntervals
         for slot in 0...mask where serials[slot] != 0 {
             Self.add(times: times, slot: slot, to: &histograms, endToEnd: &endToEnd, negatives: &negatives,
-                     lastStage: furthestStage)
+                     stages: nearestStage...max(nearestStage, furthestStage))
         }
         var stages: [FrameStage: LatencyDistribution] = [:]
         for stage in FrameStage.allCases.dropFirst() { stages[stage] = LatencyDistribution(histograms[stage.rawValue]) }
@@ -311,6 +338,7 @@ private struct TraceTable: ~Copyable {
         endToEnd.reset()
         negativeIntervals = 0
         furthestStage = 0
+        nearestStage = Self.stageCount
         nextSerial = 1
     }
 }

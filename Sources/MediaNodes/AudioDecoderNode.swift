@@ -49,6 +49,10 @@ public final class AudioDecoderNode: MediaTransform {
     public func start(input: MediaFormat, output: MediaFormat, context: NodeContext) throws {
         decoder = try provider.makeDecoder(input: input.audio!, output: output.audio!, preSkip: preSkip)
         timer.start(with: context, side: .receiving)
+        if let tracer = timer.tracer, preSkip > 0 {
+            // Dropping the pre-skip puts each frame that far before its packet (RFC 7845 §4.2).
+            tracer.delayDecodedTimestamps(by: MediaTime(Int64(preSkip), timebase: Rational(1, input.audio!.sampleRate)))
+        }
     }
 
     public func process(_ packet: EncodedFrame, into outbox: inout Outbox<AudioFrame>) throws {

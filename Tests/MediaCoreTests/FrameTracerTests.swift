@@ -96,6 +96,54 @@ import Testing
         }
     }
 
+    /// Records of the receiving side whose pts meet no sent frame (a decoder's output on a timeline
+    /// of its own) make no end-to-end figure: decode end to sink is not end to end.
+    @Test func endToEndNeedsTheStageFramesStartAt() {
+        let tracer = Self.mappedTracer()
+        for index in 0..<20 {
+            let start = ClockTime.seconds(Double(index) / 30)
+            Self.recordFrame(index, in: tracer, start: start, skipping: [.decodeEnd, .sink])
+            let elsewhere = MediaTime(Int64(index) * 3000 + 1500, timebase: Rational(1, 90_000))
+            tracer.record(.decodeEnd, pts: elsewhere, at: start + .milliseconds(20))
+            tracer.record(.sink, pts: elsewhere, at: start + .milliseconds(21))
+        }
+        let latencies = tracer.latencies()
+        #expect(latencies[.sink].count == 20)
+        #expect(latencies.endToEnd.count == 0, "\(latencies.endToEnd)")
+    }
+
+    /// Opus into WAV: the decoder drops the encoder's pre-skip (RFC 7845 §4.2), so each decoded
+    /// frame's pts is 312 samples before its packet's (the first frame, shortened, keeps its
+    /// packet's pts). With the decoder's delay told, decoded frames meet their packets again.
+    @Test func aDecoderDelayLetsDecodedFramesMeetTheirPackets() {
+        let tracer = FrameTracer(capacity: 64, clock: ManualClock())
+        let samples = Rational(1, 48_000), offset: UInt32 = 0xFFFF_FF00  // wraps around
+        tracer.mapTimestamps(.sending, clockRate: 48_000, offset: offset)
+        tracer.mapTimestamps(.receiving, clockRate: 48_000, offset: offset)
+        tracer.delayDecodedTimestamps(by: MediaTime(312, timebase: samples))
+        for index in 0..<50 {
+            let start = ClockTime.milliseconds(Int64(index) * 20)
+            let packetPTS = MediaTime(Int64(index) * 960, timebase: samples)
+            let rtpTimestamp = offset &+ UInt32(index * 960)
+            tracer.record(.capture, pts: packetPTS, at: start)
+            tracer.record(.encodeStart, pts: packetPTS, at: start)
+            tracer.record(.encodeEnd, pts: packetPTS, at: start + .milliseconds(1))
+            tracer.record(.sendLast, rtpTimestamp: rtpTimestamp, at: start + .milliseconds(1))
+            tracer.record(.receiveLast, rtpTimestamp: rtpTimestamp, at: start + .milliseconds(2))
+            tracer.record(.jitterRelease, rtpTimestamp: rtpTimestamp, at: start + .milliseconds(32))
+            let decodedPTS = index == 0 ? packetPTS : packetPTS - MediaTime(312, timebase: samples)
+            tracer.record(.decodeEnd, pts: decodedPTS, at: start + .milliseconds(33))
+            tracer.record(.sink, pts: decodedPTS, at: start + .milliseconds(34))
+        }
+        let latencies = tracer.latencies()
+        #expect(latencies.negativeIntervals == 0)
+        // The first decoded frame starts at no packet's pts: the 49 others are measured.
+        #expect(latencies[.decodeEnd].count == 49)
+        #expect(latencies.endToEnd.count == 49)
+        #expect(latencies.endToEnd.min == .milliseconds(34), "through the jitter buffer: \(latencies.endToEnd)")
+        #expect(abs((latencies.endToEnd.max - .milliseconds(34)).seconds) < 0.0001)  // three significant digits
+    }
+
     @Test func aStageRecordedAgainKeepsItsFirstTime() {
         let tracer = Self.mappedTracer()
         tracer.record(.capture, rtpTimestamp: 7, at: .milliseconds(10))

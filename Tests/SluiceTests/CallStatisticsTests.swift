@@ -53,4 +53,42 @@ extension RTPStreamingTests {
             #expect(latencies[.receiveLast].p99 < .milliseconds(100), "loopback transit: \(latencies[.receiveLast])")
         }
     }
+
+    /// Opus into WAV: the decoder drops the encoder's pre-skip (RFC 7845 §4.2), which puts its
+    /// frames' pts 312 samples before their packets'. End to end still runs from capture through
+    /// the jitter buffer (its 10 ms minimum delay) to the sink, for every frame but the first
+    /// decoded one (shortened by the pre-skip, at no packet's pts). The last captured frame may go
+    /// sooner: the encoder's flush packet, sent at once after it, looks 20 ms early to the buffer.
+    @Test func aTracedOpusLoopbackCallMeasuresEndToEndThroughTheJitterBuffer() throws {
+        try TestSupport.withTemporaryDirectory { dir in
+            let input = dir.file("tone.wav")
+            try TestSupport.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=1",
+                                    "-ac", "2", "-c:a", "pcm_s16le", input])
+            let tracer = FrameTracer()
+            var options = ReceiveOptions()
+            options.limits.silence = .seconds(10)
+            options.tracer = tracer
+            let receiver = try RTPReceivePipeline(stream: try Self.loopback(.opus, payloadType: 111),
+                                                  output: dir.file("received.wav"), options: options)
+            var sendOptions = TranscodeOptions()
+            sendOptions.codec = .opus
+            sendOptions.bitrate = 32_000
+            sendOptions.maxFrames = 25
+            sendOptions.tracer = tracer
+            let sender = try Transcoder(input: input, sendingTo: Self.destination(of: receiver), options: sendOptions)
+            _ = try Self.stream(into: receiver) { _ = try sender.run() }
+
+            let sent = try #require(sender.stats())
+            let received = receiver.stats()
+            let latencies = try #require(received.latencies)
+            // The encoder's end may add a packet: its lookahead's worth of padding.
+            #expect(sent.framesSent >= 25 && received.jitterBufferEmittedCount == sent.framesSent)
+            #expect(latencies.negativeIntervals == 0)
+            #expect(latencies[.jitterRelease].count == sent.framesSent)
+            #expect(latencies[.decodeEnd].count >= 24, "decoded frames meet their packets: \(latencies[.decodeEnd])")
+            #expect(latencies.endToEnd.count >= 24, "\(latencies.endToEnd)")
+            #expect(latencies.endToEnd.p50 >= .milliseconds(10), "through the jitter buffer: \(latencies.endToEnd)")
+            #expect(latencies.endToEnd.min >= latencies[.jitterRelease].min)
+        }
+    }
 }
