@@ -156,7 +156,7 @@ struct CallScaleScenario: Scenario {
     let input: @Sendable () throws -> String
     /// Seconds each trial streams.
     static let trialSeconds = 3.0
-    /// Where the doubling stops: 256 calls of Opus kept up on 2 cores, so the search goes further.
+    /// Where the doubling stops, far beyond what a few cores hold.
     static let maxCalls = 1024
     /// A call keeps up when 95% of its frames arrive and its end-to-end p95 is under this. End to end
     /// runs from each frame's due time on the paced source, so a source the busy workers left behind
