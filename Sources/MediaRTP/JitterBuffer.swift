@@ -12,9 +12,12 @@ import MediaCore
 ///  call nextFrame / feedback again at nextDeadline
 /// ```
 ///
-/// Packets are copied into fixed slots allocated once (`capacity` of them, `maxPacketSize` bytes
-/// each) and frames into buffers from the caller's pool, so nothing is allocated per packet or frame
-/// once warm.
+/// Packets are kept in fixed slots allocated once (`capacity` of them and one more, the
+/// `receiveSlot`, `Configuration.slotSize` bytes each) and frames assembled into buffers from the
+/// caller's pool, so nothing is allocated per packet or frame once warm. A packet's payload is
+/// copied into its slot, unless the packet was written into `receiveSlot` (read or decrypted there,
+/// e.g. `SRTPSession.unprotect(_:into:)`): that slot is then taken over whole, and the one it
+/// replaces becomes the next `receiveSlot`.
 ///
 /// **Playout.** A frame is due at its expected arrival, its RTP timestamp mapped onto the arrival
 /// clock through the lowest transit time seen (the fastest packet shows the network's fixed delay),
@@ -74,6 +77,9 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         public var capacity: Int
         /// The largest payload kept; larger packets are discarded.
         public var maxPacketSize: Int
+        /// Bytes of a slot: a whole packet of the largest payload kept, with room for a header of 15
+        /// CSRCs and an extension (RFC 3550 §5.1, §5.3.1) and an SRTP tag in the rest of 256.
+        public var slotSize: Int { max(1, maxPacketSize) + 256 }
         /// Retransmissions arriving as RTX (RFC 4588 §4): their payload type and SSRC; nil for none.
         public var rtx: (payloadType: UInt8, ssrc: UInt32)? {
             get { rtxPayloadType.map { ($0, rtxSSRC) } }
@@ -128,6 +134,9 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
     private var depacketizer: Depacketizer
     private let pool: BufferPool
     private let slots: PacketSlots
+    /// The slot holding each entry's payload, and the one slot no entry holds (`receiveSlot`).
+    private var slotNumbers: [Int]
+    private var receiveSlotNumber: Int
     private var entries: [Entry]
     private var counters = JitterBufferStatistics()
     private var timestamps = TimestampUnwrapper()
@@ -184,7 +193,9 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         self.depacketizer = depacketizer
         self.configuration = configuration
         self.pool = pool
-        slots = PacketSlots(count: configuration.capacity, slotSize: max(1, configuration.maxPacketSize))
+        slots = PacketSlots(count: configuration.capacity, slotSize: configuration.slotSize, spare: 1)
+        slotNumbers = Array(0..<slots.count)
+        receiveSlotNumber = slots.count
         entries = [Entry](repeating: Entry(), count: slots.count)
         nackList.reserveCapacity(slots.count)
         nackSendTimes = [ClockTime](repeating: ClockTime(nanoseconds: Int64.min / 2), count: max(1, configuration.maxNACKsPerRoundTrip))
@@ -193,7 +204,12 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
 
     // MARK: Insert
 
+    /// Where the next packet may be written whole (`Configuration.slotSize` bytes) for `insert` to keep
+    /// it without a copy; another slot after each packet kept from it.
+    public var receiveSlot: UnsafeMutableRawBufferPointer { slots[receiveSlotNumber] }
+
     /// Takes a received packet parsed from `bytes` (valid during the call only) that arrived at `arrival`.
+    /// Bytes in `receiveSlot` are kept where they are; others are copied.
     @_specialize(where Depacketizer == VP8Depacketizer)
     @_specialize(where Depacketizer == H264Depacketizer)
     @_specialize(where Depacketizer == OpusDepacketizer)
@@ -211,7 +227,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         }
         let info: RTPPayloadInfo
         do { info = try depacketizer.inspect(payload) } catch { return discard(.malformed(error)) }
-        guard payload.count <= slots.slotSize else { return discard(.tooLarge) }
+        guard payload.count <= max(1, configuration.maxPacketSize) else { return discard(.tooLarge) }
 
         let sequence = reception.record(sequenceNumber: sequenceNumber, timestamp: packet.header.timestamp,
                                         arrival: arrival, measuresJitter: !isRTX)
@@ -246,8 +262,8 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         }
         counters.received += 1
         lastArrival = arrival
-        slots[index].copyMemory(from: payload)
-        entries[index] = Entry(sequence: sequence, timestamp: timestamp, state: .held, length: payload.count,
+        let offset = keep(payload, at: index)
+        entries[index] = Entry(sequence: sequence, timestamp: timestamp, state: .held, offset: offset, length: payload.count,
                                mediaByteCount: info.mediaByteCount, marker: packet.header.marker,
                                startsFrame: info.startsFrame, isKeyframe: info.isKeyframe, arrival: arrival)
         // A retransmission came late, so its transit only stands in until a first packet sent once
@@ -263,6 +279,20 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
             markMissing(base..<base + 1, due: arrival)
         }
         return .accepted
+    }
+
+    /// Puts `payload` in the slot of entry `index`: the receive slot itself when it lies there (the
+    /// entry's old slot becomes the receive slot), else a copy at the slot's start. Returns where the
+    /// payload starts in its slot.
+    private mutating func keep(_ payload: UnsafeRawBufferPointer, at index: Int) -> Int {
+        let receiving = UnsafeRawBufferPointer(receiveSlot)
+        if let start = payload.baseAddress, let slotStart = receiving.baseAddress,
+           start >= slotStart, start + payload.count <= slotStart + receiving.count {
+            swap(&slotNumbers[index], &receiveSlotNumber)
+            return slotStart.distance(to: start)
+        }
+        slots[slotNumbers[index]].copyMemory(from: payload)
+        return 0
     }
 
     /// A round trip measured from a NACK to the retransmission it brought, smoothed as TCP
@@ -477,7 +507,8 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         do {
             for sequence in base...end {
                 let current = entry(sequence)
-                let payload = UnsafeRawBufferPointer(rebasing: slots[slots.index(Int(truncatingIfNeeded: sequence))][0..<current.length])
+                let slot = slots[slotNumbers[slots.index(Int(truncatingIfNeeded: sequence))]]
+                let payload = UnsafeRawBufferPointer(rebasing: slot[current.offset..<current.offset + current.length])
                 try depacketizer.append(payload, sequenceNumber: UInt16(truncatingIfNeeded: sequence),
                                         marker: current.marker, into: output)
             }
@@ -763,6 +794,8 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         var sequence: Int64 = -1
         var timestamp: Int64 = 0
         var state = State.empty
+        /// Where the payload starts in its slot, and its bytes.
+        var offset = 0
         var length = 0
         var mediaByteCount = 0
         var marker = false
