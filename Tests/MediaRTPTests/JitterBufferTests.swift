@@ -157,6 +157,32 @@ private func expectBytes(_ frames: [EncodedFrame], _ expected: [[UInt8]], source
         #expect(statistics.received == 24 && statistics.duplicates == 8 && statistics.recovered == 1 && statistics.lost == 0)
     }
 
+    /// A small window through losses, late packets, duplicates and overflows, half the packets
+    /// through the receive slot: every slot freed is used again (none is lost to an entry that left
+    /// the window), and every frame released is the one sent.
+    @Test func slotsComeBackThroughLossesAndOverflows() throws {
+        var link = try vp8Link(configuration: .init(nack: false, capacity: 16))
+        var sent: [Int64: [UInt8]] = [:]
+        var random = SplitMix64(seed: 0x5EED_0005)
+        for index in 0..<400 {
+            let frame = vp8Frame(index, 1500 + 700 * (index % 3), index % 10 == 0)
+            let packets = try link.send(frame)
+            let arrival = ms(33 * Int64(index))
+            for packet in packets.shuffled(using: &random) where Int.random(in: 0..<100, using: &random) >= 5 {
+                try link.insert(packet, at: arrival, viaReceiveSlot: Bool.random(using: &random))
+                if Int.random(in: 0..<100, using: &random) < 5 { try link.insert(packet, at: arrival, viaReceiveSlot: true) }
+            }
+            sent[Int64(index) * 3000] = Array(frame.bytes)
+            // Every few frames the reader is away: the window overflows.
+            if index % 12 < 7 { link.drain(at: arrival + ms(15)) }
+        }
+        link.drain(at: .seconds(100))
+        let statistics = link.buffer.statistics
+        #expect(statistics.framesReleased > 150 && statistics.overflows > 0 && statistics.duplicates > 0 && statistics.lost > 0,
+                "\(statistics)")
+        #expect(link.released.allSatisfy { sent[$0.pts.value] == Array($0.bytes) })
+    }
+
     /// Sequence numbers from 65530 and timestamps 5000 below 2^32 both wrap (RFC 3550 §5.1).
     @Test func sequenceNumbersAndTimestampsWrapAround() throws {
         var link = try vp8Link(firstSequence: 65530, timestampOffset: UInt32.max - 5000)
