@@ -12,9 +12,12 @@ import MediaCore
 ///  call nextFrame / feedback again at nextDeadline
 /// ```
 ///
-/// Packets are copied into fixed slots allocated once (`capacity` of them, `maxPacketSize` bytes
-/// each) and frames into buffers from the caller's pool, so nothing is allocated per packet or frame
-/// once warm.
+/// Packets are kept in slots allocated once (`capacity` of them and one more, `Configuration.slotSize`
+/// bytes each) and frames assembled into buffers from the caller's pool, so nothing is allocated per
+/// packet or frame once warm. A packet's payload is copied into a free slot, unless the packet was
+/// written into `receiveSlot` (read or decrypted there, e.g. `SRTPSession.unprotect(_:into:)`): that
+/// slot is then kept as it is, and a free one becomes the next `receiveSlot`. The slot freed last is
+/// used first, so the slots written are the ones a released frame was just read from, still in cache.
 ///
 /// **Playout.** A frame is due at its expected arrival, its RTP timestamp mapped onto the arrival
 /// clock through the lowest transit time seen (the fastest packet shows the network's fixed delay),
@@ -74,6 +77,9 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         public var capacity: Int
         /// The largest payload kept; larger packets are discarded.
         public var maxPacketSize: Int
+        /// Bytes of a slot: a whole packet of the largest payload kept, with room for a header of 15
+        /// CSRCs and an extension (RFC 3550 §5.1, §5.3.1) and an SRTP tag in the rest of 256.
+        public var slotSize: Int { max(1, maxPacketSize) + 256 }
         /// Retransmissions arriving as RTX (RFC 4588 §4): their payload type and SSRC; nil for none.
         public var rtx: (payloadType: UInt8, ssrc: UInt32)? {
             get { rtxPayloadType.map { ($0, rtxSSRC) } }
@@ -127,7 +133,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
     public private(set) var reception: ReceptionStatistics
     private var depacketizer: Depacketizer
     private let pool: BufferPool
-    private let slots: PacketSlots
+    private var slots: PayloadSlots
     private var entries: [Entry]
     private var counters = JitterBufferStatistics()
     private var timestamps = TimestampUnwrapper()
@@ -184,7 +190,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         self.depacketizer = depacketizer
         self.configuration = configuration
         self.pool = pool
-        slots = PacketSlots(count: configuration.capacity, slotSize: max(1, configuration.maxPacketSize))
+        slots = PayloadSlots(count: configuration.capacity, slotSize: configuration.slotSize)
         entries = [Entry](repeating: Entry(), count: slots.count)
         nackList.reserveCapacity(slots.count)
         nackSendTimes = [ClockTime](repeating: ClockTime(nanoseconds: Int64.min / 2), count: max(1, configuration.maxNACKsPerRoundTrip))
@@ -193,7 +199,12 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
 
     // MARK: Insert
 
+    /// Where the next packet may be written whole (`Configuration.slotSize` bytes) for `insert` to keep
+    /// it without a copy; another slot after each packet kept from it.
+    public var receiveSlot: UnsafeMutableRawBufferPointer { slots.receiveSlot }
+
     /// Takes a received packet parsed from `bytes` (valid during the call only) that arrived at `arrival`.
+    /// Bytes in `receiveSlot` are kept where they are; others are copied.
     @_specialize(where Depacketizer == VP8Depacketizer)
     @_specialize(where Depacketizer == H264Depacketizer)
     @_specialize(where Depacketizer == OpusDepacketizer)
@@ -211,7 +222,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         }
         let info: RTPPayloadInfo
         do { info = try depacketizer.inspect(payload) } catch { return discard(.malformed(error)) }
-        guard payload.count <= slots.slotSize else { return discard(.tooLarge) }
+        guard payload.count <= max(1, configuration.maxPacketSize) else { return discard(.tooLarge) }
 
         let sequence = reception.record(sequenceNumber: sequenceNumber, timestamp: packet.header.timestamp,
                                         arrival: arrival, measuresJitter: !isRTX)
@@ -246,8 +257,8 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         }
         counters.received += 1
         lastArrival = arrival
-        slots[index].copyMemory(from: payload)
-        entries[index] = Entry(sequence: sequence, timestamp: timestamp, state: .held, length: payload.count,
+        let offset = slots.keep(payload, at: index)
+        entries[index] = Entry(sequence: sequence, timestamp: timestamp, state: .held, offset: offset, length: payload.count,
                                mediaByteCount: info.mediaByteCount, marker: packet.header.marker,
                                startsFrame: info.startsFrame, isKeyframe: info.isKeyframe, arrival: arrival)
         // A retransmission came late, so its transit only stands in until a first packet sent once
@@ -263,6 +274,14 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
             markMissing(base..<base + 1, due: arrival)
         }
         return .accepted
+    }
+
+    /// Sets the state of the entry of `sequence` to `state` (released or given up), freeing its slot
+    /// if it was held.
+    private mutating func retire(_ sequence: Int64, as state: Entry.State) {
+        let index = slots.index(Int(truncatingIfNeeded: sequence))
+        if entries[index].state == .held { slots.free(at: index) }
+        entries[index].state = state
     }
 
     /// A round trip measured from a NACK to the retransmission it brought, smoothed as TCP
@@ -428,8 +447,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         baseFixed = true
         var held = 0
         for sequence in base...last {
-            let index = slots.index(Int(truncatingIfNeeded: sequence))
-            switch entries[index].state {
+            switch entry(sequence).state {
             case .missing:
                 counters.lost += 1
                 missingCount -= 1
@@ -437,7 +455,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
             case .held: held += 1
             default: break
             }
-            entries[index].state = .givenUp
+            retire(sequence, as: .givenUp)
         }
         if held > 0 { counters.framesDropped += 1 }
         base = last + 1
@@ -446,7 +464,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
 
     /// Drops the whole frame `base...end` (waiting for a keyframe, or undecodable).
     private mutating func drop(through end: Int64) {
-        for sequence in base...end { entries[slots.index(Int(truncatingIfNeeded: sequence))].state = .givenUp }
+        for sequence in base...end { retire(sequence, as: .givenUp) }
         counters.framesDropped += 1
         base = end + 1
         baseFixed = true
@@ -477,7 +495,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         do {
             for sequence in base...end {
                 let current = entry(sequence)
-                let payload = UnsafeRawBufferPointer(rebasing: slots[slots.index(Int(truncatingIfNeeded: sequence))][0..<current.length])
+                let payload = slots.payload(at: slots.index(Int(truncatingIfNeeded: sequence)), current.offset..<current.offset + current.length)
                 try depacketizer.append(payload, sequenceNumber: UInt16(truncatingIfNeeded: sequence),
                                         marker: current.marker, into: output)
             }
@@ -493,7 +511,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
             return nil
         }
         lastPictureID = info.pictureID
-        for sequence in base...end { entries[slots.index(Int(truncatingIfNeeded: sequence))].state = .released }
+        for sequence in base...end { retire(sequence, as: .released) }
         base = end + 1
         baseFixed = true
         if info.isKeyframe {
@@ -763,6 +781,8 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         var sequence: Int64 = -1
         var timestamp: Int64 = 0
         var state = State.empty
+        /// Where the payload starts in its slot, and its bytes.
+        var offset = 0
         var length = 0
         var mediaByteCount = 0
         var marker = false
@@ -819,3 +839,57 @@ public struct JitterBufferStatistics: Sendable, Hashable {
     public init() {}
 }
 
+/// A jitter buffer's packet memory: a slot (allocated once) for each entry of its window and one
+/// more. Entries hold a slot while they hold a packet; the others are free, the one freed last
+/// used first (a released frame's slots, just read, still in cache), except the receive slot,
+/// where the next packet may be written whole to be kept there without a copy. Copies share the
+/// memory: one owner uses it.
+struct PayloadSlots: Sendable {
+    private let slots: PacketSlots
+    /// The slot of each entry holding a packet, by entry index.
+    private var held: [Int]
+    /// The free slots, the last freed on top: one for every entry not holding a packet.
+    private var freeSlots: [Int]
+    private var receiving: Int
+
+    init(count: Int, slotSize: Int) {
+        slots = PacketSlots(count: count, slotSize: slotSize, spare: 1)
+        held = [Int](repeating: 0, count: slots.count)
+        freeSlots = Array((0..<slots.count).reversed())
+        receiving = slots.count
+    }
+
+    /// Entries: the window's size, a power of two.
+    var count: Int { slots.count }
+
+    /// The entry of sequence number `sequence`.
+    @inline(__always)
+    func index(_ sequence: Int) -> Int { slots.index(sequence) }
+
+    var receiveSlot: UnsafeMutableRawBufferPointer { slots[receiving] }
+
+    /// Gives entry `index`, which holds no packet, a slot with `payload` in it: the receive slot when
+    /// the payload lies there (a free slot becomes the receive slot), else a free slot it is copied to
+    /// the start of. Returns where the payload starts in its slot.
+    mutating func keep(_ payload: UnsafeRawBufferPointer, at index: Int) -> Int {
+        let receiveSlot = UnsafeRawBufferPointer(slots[receiving])
+        if let start = payload.baseAddress, let slotStart = receiveSlot.baseAddress,
+           start >= slotStart, start + payload.count <= slotStart + receiveSlot.count {
+            held[index] = receiving
+            receiving = freeSlots.removeLast()
+            return slotStart.distance(to: start)
+        }
+        let slot = freeSlots.removeLast()
+        slots[slot].copyMemory(from: payload)
+        held[index] = slot
+        return 0
+    }
+
+    /// Frees the slot of entry `index`, whose packet is no longer kept.
+    mutating func free(at index: Int) { freeSlots.append(held[index]) }
+
+    /// The bytes at `range` of entry `index`'s slot.
+    func payload(at index: Int, _ range: Range<Int>) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(rebasing: slots[held[index]][range])
+    }
+}

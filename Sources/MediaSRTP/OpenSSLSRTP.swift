@@ -67,12 +67,15 @@ final class OpenSSLSRTP {
         return length + rtp.tagLength
     }
 
-    /// Checks and decrypts the SRTP packet in `packet[0..<length]`; returns the RTP length.
-    func unprotectRTP(_ packet: UnsafeMutablePointer<UInt8>, length: Int) throws(SRTPError) -> Int {
+    /// Checks the SRTP packet `source[0..<length]` and decrypts it into `packet` (the same memory, or
+    /// `length` bytes apart from it); returns the RTP length. Out of place, the hash and the cipher read
+    /// the protected payload and the cipher writes the plain one (RFC 3711 §3.3 steps 5-6, RFC 7714
+    /// §8.2): no copy first. `source` is never written.
+    func unprotectRTP(_ source: UnsafePointer<UInt8>, into packet: UnsafeMutablePointer<UInt8>, length: Int) throws(SRTPError) -> Int {
         // In libsrtp's order: the header must fit the packet, then the index must be new, then the
         // header must leave room for the tag.
-        let headerLength = try Self.rtpHeaderLength(packet, length, trailer: 0)
-        let ssrc = Self.read32(packet + 8), sequence = Self.read16(packet + 2)
+        let headerLength = try Self.rtpHeaderLength(source, length, trailer: 0)
+        let ssrc = Self.read32(source + 8), sequence = Self.read16(source + 2)
         let known = stream(for: ssrc, creating: false)
         // A stranger's first packet is checked against a fresh window: index = sequence number.
         let (index, delta) = known?.rtp.estimate(sequence) ?? (UInt64(sequence), Int(sequence))
@@ -87,15 +90,18 @@ final class OpenSSLSRTP {
             throw .malformed("SRTP packet of \(length) bytes: no room for the tag after a \(headerLength)-byte header")
         }
         let protectedLength = length - rtp.tagLength
-        let payload = packet + headerLength, payloadLength = protectedLength - headerLength
+        let encrypted = source + headerLength, payload = packet + headerLength, payloadLength = protectedLength - headerLength
         rtp.iv(scratch, ssrc: ssrc, index: index)
         if rtp.isAEAD {
-            try rtp.open(iv: scratch, aad: (packet, headerLength), nil, payload, payloadLength, tag: packet + protectedLength)
+            if UnsafePointer(packet) != source { packet.update(from: source, count: headerLength) }
+            try rtp.open(iv: scratch, aad: (source, headerLength), nil, encrypted, into: payload, payloadLength,
+                         tag: source + protectedLength)
         } else {
             Self.write32(UInt32(truncatingIfNeeded: index >> 16), scratch + 16)
-            rtp.authenticate(packet, protectedLength, extra: (scratch + 16, 4), into: scratch + 20)
-            guard CRYPTO_memcmp(scratch + 20, packet + protectedLength, rtp.tagLength) == 0 else { throw .authenticationFailed }
-            try rtp.applyKeystream(iv: scratch, payload, into: payload, payloadLength)
+            rtp.authenticate(source, protectedLength, extra: (scratch + 16, 4), into: scratch + 20)
+            guard CRYPTO_memcmp(scratch + 20, source + protectedLength, rtp.tagLength) == 0 else { throw .authenticationFailed }
+            if UnsafePointer(packet) != source { packet.update(from: source, count: headerLength) }
+            try rtp.applyKeystream(iv: scratch, encrypted, into: payload, payloadLength)
         }
         (known ?? stream(for: ssrc, creating: true)!).rtp.add(delta)
         return protectedLength
@@ -149,11 +155,12 @@ final class OpenSSLSRTP {
         rtcp.iv(scratch, ssrc: ssrc, index: UInt64(index))
         if rtcp.isAEAD {
             rtcpLength = trailerAt - rtcp.tagLength
+            let header = UnsafePointer(packet), trailer = UnsafePointer(packet + trailerAt)
             if encrypted {
-                try rtcp.open(iv: scratch, aad: (packet, 8), (packet + trailerAt, 4), packet + 8, rtcpLength - 8,
+                try rtcp.open(iv: scratch, aad: (header, 8), (trailer, 4), packet + 8, into: packet + 8, rtcpLength - 8,
                               tag: packet + rtcpLength)
             } else {
-                try rtcp.open(iv: scratch, aad: (packet, rtcpLength), (packet + trailerAt, 4), packet, 0, tag: packet + rtcpLength)
+                try rtcp.open(iv: scratch, aad: (header, rtcpLength), (trailer, 4), packet, into: packet, 0, tag: packet + rtcpLength)
             }
         } else {
             rtcpLength = trailerAt
@@ -284,7 +291,7 @@ final class SessionKeys {
     }
 
     /// The first `tagLength` bytes of HMAC-SHA1 over `bytes[0..<count]` and `extra` (RFC 3711 §4.2.1).
-    func authenticate(_ bytes: UnsafeMutablePointer<UInt8>, _ count: Int, extra: (UnsafeMutablePointer<UInt8>, Int)?,
+    func authenticate(_ bytes: UnsafePointer<UInt8>, _ count: Int, extra: (UnsafeMutablePointer<UInt8>, Int)?,
                       into tag: UnsafeMutablePointer<UInt8>) {
         var mac: (UInt64, UInt64, UInt32) = (0, 0, 0)
         withUnsafeMutableBytes(of: &mac) { full in
@@ -309,17 +316,20 @@ final class SessionKeys {
         }
     }
 
-    /// AES-GCM decryption of `bytes` in place, checked against `tag`.
-    func open(iv: UnsafePointer<UInt8>, aad: (UnsafeMutablePointer<UInt8>, Int), _ moreAAD: (UnsafeMutablePointer<UInt8>, Int)?,
-              _ bytes: UnsafeMutablePointer<UInt8>, _ count: Int, tag: UnsafeMutablePointer<UInt8>) throws(SRTPError) {
+    /// AES-GCM decryption of `bytes` after `aad` and `moreAAD`, written to `output` (the same memory or
+    /// apart), checked against `tag`. `output` holds unauthenticated bytes when the check fails.
+    func open(iv: UnsafePointer<UInt8>, aad: (UnsafePointer<UInt8>, Int), _ moreAAD: (UnsafePointer<UInt8>, Int)?,
+              _ bytes: UnsafePointer<UInt8>, into output: UnsafeMutablePointer<UInt8>, _ count: Int,
+              tag: UnsafePointer<UInt8>) throws(SRTPError) {
         guard EVP_DecryptInit_ex(cipher, nil, nil, nil, iv) == 1,
-              EVP_CIPHER_CTX_ctrl(cipher, EVP_CTRL_AEAD_SET_TAG, Int32(tagLength), tag) == 1,
+              // SET_TAG copies the tag, never writes it.
+              EVP_CIPHER_CTX_ctrl(cipher, EVP_CTRL_AEAD_SET_TAG, Int32(tagLength), UnsafeMutablePointer(mutating: tag)) == 1,
               EVP_DecryptUpdate(cipher, nil, outLength, aad.0, Int32(aad.1)) == 1,
               moreAAD.map({ EVP_DecryptUpdate(cipher, nil, outLength, $0.0, Int32($0.1)) == 1 }) ?? true,
-              count == 0 || EVP_DecryptUpdate(cipher, bytes, outLength, bytes, Int32(count)) == 1 else {
+              count == 0 || EVP_DecryptUpdate(cipher, output, outLength, bytes, Int32(count)) == 1 else {
             throw Self.failure("EVP_DecryptUpdate (AES-GCM)")
         }
-        guard EVP_DecryptFinal_ex(cipher, tag, outLength) == 1 else {
+        guard EVP_DecryptFinal_ex(cipher, output + count, outLength) == 1 else {
             ERR_clear_error()
             throw .authenticationFailed
         }

@@ -36,8 +36,8 @@ public enum SRTPImplementation: String, Sendable, Hashable, CaseIterable {
 /// One direction of an SRTP session (RFC 3711 §3.2.3): protects what this side sends, or unprotects what
 /// it receives, for every SSRC, with one master key.
 ///
-/// Packets are transformed in place in the caller's buffer (an RTP packet may also be protected from
-/// where it is into another); nothing is allocated per packet (a stream
+/// Packets are transformed in place in the caller's buffer (an RTP packet may also be protected or
+/// unprotected from where it is into another); nothing is allocated per packet (a stream
 /// is added when an SSRC is first seen). The rollover counter across sequence number wraps (RFC 3711
 /// §3.3.1) and the replay list are kept per SSRC; the OpenSSL implementation decides both as libsrtp
 /// does, and writes the same bytes. Use a session from one thread at a time.
@@ -169,6 +169,18 @@ public final class SRTPSession {
         try transform(.unprotectRTP, buffer, length)
     }
 
+    /// Verifies the SRTP packet `packet` and decrypts it into `buffer` (RFC 3711 §3.3; RFC 7714 §8.2),
+    /// leaving `packet` as it came: returns the RTP length. `buffer` must have room for all of
+    /// `packet`. The cipher reads the protected payload and writes the plain one, so a receiver can
+    /// decrypt from its read buffer straight to where the packet is kept (a jitter buffer's slot) with
+    /// no copy. The same checks, counts and replay window as `unprotect(_:length:)`; after a failure
+    /// `buffer` holds nothing of use (AES-GCM decrypts before its tag is checked). The two must not
+    /// overlap (unless they start at the same byte: then it is `unprotect(_:length:)`).
+    public func unprotect(_ packet: UnsafeRawBufferPointer, into buffer: UnsafeMutableRawBufferPointer) throws(SRTPError) -> Int {
+        // No bytes (no address either): refused as too short, and counted, as in place.
+        try transform(.unprotectRTP, buffer, packet.count, from: packet.baseAddress)
+    }
+
     /// Protects the (compound) RTCP packet in `buffer[0..<length]` in place (RFC 3711 §3.4; RFC 7714 §9):
     /// returns the SRTCP length, `length + rtcpOverhead`, which `buffer` must have room for.
     public func protectRTCP(_ buffer: UnsafeMutableRawBufferPointer, length: Int) throws(SRTPError) -> Int {
@@ -188,7 +200,7 @@ public final class SRTPSession {
     }
 
     /// Runs `operation` and counts its outcome in `statistics`.
-    /// `source`: where the packet is when not in `buffer` already (protecting RTP only).
+    /// `source`: where the packet is when not in `buffer` already (RTP only).
     private func transform(_ operation: Operation, _ buffer: UnsafeMutableRawBufferPointer,
                            _ length: Int, from source: UnsafeRawPointer? = nil) throws(SRTPError) -> Int {
         do {
@@ -219,15 +231,15 @@ public final class SRTPSession {
         switch engine {
         case .openSSL(let openSSL):
             let bytes = base.assumingMemoryBound(to: UInt8.self)
+            let packet = source?.assumingMemoryBound(to: UInt8.self) ?? UnsafePointer(bytes)
             return switch operation {
-            case .protectRTP:
-                try openSSL.protectRTP(source?.assumingMemoryBound(to: UInt8.self) ?? UnsafePointer(bytes), into: bytes, length: length)
-            case .unprotectRTP: try openSSL.unprotectRTP(bytes, length: length)
+            case .protectRTP: try openSSL.protectRTP(packet, into: bytes, length: length)
+            case .unprotectRTP: try openSSL.unprotectRTP(packet, into: bytes, length: length)
             case .protectRTCP: try openSSL.protectRTCP(bytes, length: length)
             case .unprotectRTCP: try openSSL.unprotectRTCP(bytes, length: length)
             }
         case .libsrtp(let context):
-            // libsrtp transforms in place only.
+            // libsrtp transforms in place only: a packet elsewhere is copied in first.
             if let source, source != UnsafeRawPointer(base) { base.copyMemory(from: source, byteCount: length) }
             return try callLibsrtp(context, operation, base, length)
         }

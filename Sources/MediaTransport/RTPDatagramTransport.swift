@@ -22,7 +22,10 @@ import MediaSRTP
 /// hands each one, already unprotected, to a non-escaping closure that calls the session's
 /// `receiveRTP(_:at:)` or `receiveRTCP(_:at:)`. So the packet lives in the transport's buffer for
 /// the time of the call only: no copy, no queue, no allocation per packet, and the receive
-/// session's jitter buffer stays on one thread with no lock. A transport fed by a thread of its own
+/// session's jitter buffer stays on one thread with no lock. A receive session also says where an
+/// RTP packet should land (its jitter buffer's receive slot): a transport with SRTP decrypts it from
+/// its read buffer straight there (`receive(timeout:unprotectingRTPInto:withQueueTimes:)`), and the
+/// jitter buffer keeps it with no copy of its own. A transport fed by a thread of its own
 /// (a bundled socket demultiplexing to several sessions) keeps per session a small ring of buffers
 /// allocated once, which this call drains (one copy, no allocation); or, for a send session, whose
 /// `receiveRTCP(_:at:)` is safe from any thread, it may call that directly.
@@ -65,6 +68,14 @@ public protocol RTPDatagramTransport: AnyObject, Sendable {
     /// arrivals). Zero when the transport cannot tell; by default it never can.
     func receive(timeout: ClockTime?, withQueueTimes deliver: (RTPTransportPacket, ClockTime) -> Bool) throws -> Bool
 
+    /// `receive(timeout:withQueueTimes:)` that unprotects each SRTP packet (RFC 3711 §3.3) out of place
+    /// into the buffer `rtpSlot` gives when it is not nil and has room for the whole datagram, and
+    /// delivers it from there; otherwise as `receive(timeout:withQueueTimes:)` does. `rtpSlot` is
+    /// asked again for each packet (what it gives may change once a packet was delivered). By default
+    /// it is never used.
+    func receive(timeout: ClockTime?, unprotectingRTPInto rtpSlot: () -> UnsafeMutableRawBufferPointer?,
+                 withQueueTimes deliver: (RTPTransportPacket, ClockTime) -> Bool) throws -> Bool
+
     /// The descriptors that turn readable when `receive` has something to hand out, for a
     /// `SocketReactor` to watch so that no thread waits in `receive(timeout:_:)`; empty when the
     /// transport cannot say (one fed by a thread of its own), and its sessions then keep a thread.
@@ -97,21 +108,31 @@ public enum RTPTransportPacket {
 }
 
 extension RTPTransportPacket {
-    /// Checks and decrypts the datagram of `length` bytes at the start of `buffer` in place with
-    /// `inbound` when SRTP is on (RFC 3711 §3.3, §3.4), and hands it to `deliver` as RTP or RTCP, or
-    /// as `.unprotectFailed`. Returns what `deliver` did (false for a packet that failed its check).
+    /// Checks and decrypts the datagram of `length` bytes at the start of `buffer` with `inbound` when
+    /// SRTP is on (RFC 3711 §3.3, §3.4), and hands it to `deliver` as RTP or RTCP, or as
+    /// `.unprotectFailed`. An RTP packet is decrypted into `rtpSlot` when one is given with room for
+    /// the datagram (`SRTPSession.unprotect(_:into:)`), else in place. Returns what `deliver` did
+    /// (false for a packet that failed its check).
     public static func unprotect(_ buffer: UnsafeMutableRawBufferPointer, length: Int, rtcp: Bool, truncated: Bool = false,
-                                 with inbound: SRTPSession?, to deliver: (RTPTransportPacket) -> Bool) -> Bool {
-        var length = length
+                                 with inbound: SRTPSession?, into rtpSlot: UnsafeMutableRawBufferPointer? = nil,
+                                 to deliver: (RTPTransportPacket) -> Bool) -> Bool {
+        var packet = buffer, length = length
         if let inbound {
             do {
-                length = try rtcp ? inbound.unprotectRTCP(buffer, length: length) : inbound.unprotect(buffer, length: length)
+                if rtcp {
+                    length = try inbound.unprotectRTCP(buffer, length: length)
+                } else if let rtpSlot, length <= rtpSlot.count {
+                    length = try inbound.unprotect(UnsafeRawBufferPointer(rebasing: buffer[0..<length]), into: rtpSlot)
+                    packet = rtpSlot
+                } else {
+                    length = try inbound.unprotect(buffer, length: length)
+                }
             } catch {
                 _ = deliver(.unprotectFailed(rtcp: rtcp))
                 return false
             }
         }
-        let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<length])
+        let bytes = UnsafeRawBufferPointer(rebasing: packet[0..<length])
         return deliver(rtcp ? .rtcp(bytes) : .rtp(bytes, truncated: truncated))
     }
 }
@@ -132,6 +153,11 @@ extension RTPDatagramTransport {
 
     public func receive(timeout: ClockTime?, withQueueTimes deliver: (RTPTransportPacket, ClockTime) -> Bool) throws -> Bool {
         try receive(timeout: timeout) { deliver($0, .zero) }
+    }
+
+    public func receive(timeout: ClockTime?, unprotectingRTPInto rtpSlot: () -> UnsafeMutableRawBufferPointer?,
+                        withQueueTimes deliver: (RTPTransportPacket, ClockTime) -> Bool) throws -> Bool {
+        try receive(timeout: timeout, withQueueTimes: deliver)
     }
 
     /// Sends `packets` as one compound RTCP packet (RFC 3550 §6.1). RTCP is a few packets a second:

@@ -142,8 +142,7 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
         jitterBuffer = JitterBuffer(depacketizer: depacketizer, configuration: configuration.jitterBuffer, pool: pool)
         stream = configuration.ssrc.map { ($0, configuration.payloadType ?? 0) }
         probation = SourceProbation(chosen: configuration.ssrc)
-        // Room for the largest payload kept plus a header with 15 CSRCs and a header extension.
-        heldSlotSize = configuration.jitterBuffer.maxPacketSize + 256
+        heldSlotSize = configuration.jitterBuffer.slotSize
         held = [UInt8](repeating: 0, count: configuration.ssrc == nil ? probation.capacity * heldSlotSize : 0)
         heldLengths = [Int](repeating: 0, count: probation.capacity)
     }
@@ -243,11 +242,13 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
     /// kernel stamped it (SO_TIMESTAMPNS on `UDPRTPTransport`), which may be well before the read
     /// when this thread was starved: the jitter (RFC 3550 §6.4.1), the frames' lateness, the round
     /// trips from NACKs and the DLSR of reports are then of the network, not of the scheduler.
+    /// SRTP packets are decrypted straight into the jitter buffer's receive slot, which keeps them there.
     @discardableResult
     func receive(timeout: ClockTime) throws -> Bool {
         var count = 0, lastArrival = ClockTime.zero
         defer { readUpTo = count >= UDPRTPTransport.batchLimit ? lastArrival : nil }
-        return try transport.receive(timeout: timeout, withQueueTimes: { [self] packet, queuedFor in
+        return try transport.receive(timeout: timeout, unprotectingRTPInto: { [self] in jitterBuffer.receiveSlot },
+                                     withQueueTimes: { [self] packet, queuedFor in
             let now = timesByKernelArrival ? clock.now - queuedFor : clock.now
             (count, lastArrival) = (count + 1, now)
             switch packet {

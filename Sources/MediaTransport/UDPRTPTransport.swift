@@ -168,36 +168,46 @@ public final class UDPRTPTransport: RTPDatagramTransport, @unchecked Sendable {
     /// `receive(timeout:_:)`, with how long each datagram waited in the kernel (zero without its
     /// arrival stamp).
     public func receive(timeout: ClockTime?, withQueueTimes deliver: (RTPTransportPacket, ClockTime) -> Bool) throws -> Bool {
+        try receive(timeout: timeout, unprotectingRTPInto: { nil }, withQueueTimes: deliver)
+    }
+
+    /// `receive(timeout:withQueueTimes:)`, SRTP packets decrypted from the read buffer into `rtpSlot`.
+    public func receive(timeout: ClockTime?, unprotectingRTPInto rtpSlot: () -> UnsafeMutableRawBufferPointer?,
+                        withQueueTimes deliver: (RTPTransportPacket, ClockTime) -> Bool) throws -> Bool {
         guard receivesRTP else {
-            return try receiveBatch(on: sockets.rtcp, timeout: timeout, isRTCP: { _ in true }, deliver)
+            return try receiveBatch(on: sockets.rtcp, timeout: timeout, isRTCP: { _ in true }, rtpSlot, deliver)
         }
         var wait = timeout
         var any = false
         if !sockets.isMultiplexed {
             let ready = try sockets.rtp.waitForDatagram(orOn: sockets.rtcp, timeout: timeout ?? .seconds(3600))
-            if ready.other { any = try receiveBatch(on: sockets.rtcp, timeout: .zero, isRTCP: { _ in true }, deliver) }
+            if ready.other { any = try receiveBatch(on: sockets.rtcp, timeout: .zero, isRTCP: { _ in true }, rtpSlot, deliver) }
             guard ready.mine else { return any }
             wait = .zero
         }
         let multiplexed = sockets.isMultiplexed
-        return try receiveBatch(on: sockets.rtp, timeout: wait, isRTCP: { multiplexed && RTPSessionSockets.isRTCP($0) }, deliver) || any
+        return try receiveBatch(on: sockets.rtp, timeout: wait, isRTCP: { multiplexed && RTPSessionSockets.isRTCP($0) },
+                                rtpSlot, deliver) || any
     }
 
     /// Reads what arrives on `socket` within `timeout` and what else is queued, at most `batchLimit`
     /// datagrams; whether any came.
     private func receiveBatch(on socket: UDPSocket, timeout: ClockTime?, isRTCP: (UnsafeRawBufferPointer) -> Bool,
+                              _ rtpSlot: () -> UnsafeMutableRawBufferPointer?,
                               _ deliver: (RTPTransportPacket, ClockTime) -> Bool) throws -> Bool {
         var count = 0
-        while count < Self.batchLimit, try receiveDatagram(on: socket, timeout: count == 0 ? timeout : .zero, isRTCP: isRTCP, deliver) {
+        while count < Self.batchLimit,
+              try receiveDatagram(on: socket, timeout: count == 0 ? timeout : .zero, isRTCP: isRTCP, rtpSlot, deliver) {
             count += 1
         }
         return count > 0
     }
 
     /// Reads one datagram from `socket` (false when none came within `timeout`), checks and
-    /// decrypts it when SRTP is on, hands it on as RTP or RTCP, and learns the return address from it
-    /// when the session took it.
+    /// decrypts it when SRTP is on (RTP into `rtpSlot()` when it gives one), hands it on as RTP or
+    /// RTCP, and learns the return address from it when the session took it.
     private func receiveDatagram(on socket: UDPSocket, timeout: ClockTime?, isRTCP: (UnsafeRawBufferPointer) -> Bool,
+                                 _ rtpSlot: () -> UnsafeMutableRawBufferPointer?,
                                  _ deliver: (RTPTransportPacket, ClockTime) -> Bool) throws -> Bool {
         guard let received = try datagram.withUnsafeMutableBytes({ try socket.receiveStamped(into: $0, timeout: timeout) }) else {
             return false
@@ -206,7 +216,8 @@ public final class UDPRTPTransport: RTPDatagramTransport, @unchecked Sendable {
         let outcome = datagram.withUnsafeMutableBytes { raw -> (rtcp: Bool, accepted: Bool) in
             let rtcp = isRTCP(UnsafeRawBufferPointer(rebasing: raw[0..<received.count]))
             return (rtcp, RTPTransportPacket.unprotect(raw, length: received.count, rtcp: rtcp, truncated: received.truncated,
-                                                       with: inbound, to: { deliver($0, queuedFor) }))
+                                                       with: inbound, into: rtcp || inbound == nil ? nil : rtpSlot(),
+                                                       to: { deliver($0, queuedFor) }))
         }
         if outcome.accepted { learn(from: received.from, rtcp: outcome.rtcp) }
         return true

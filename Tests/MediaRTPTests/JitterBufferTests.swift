@@ -19,10 +19,18 @@ private struct Link<P: RTPPacketizer, D: RTPDepacketizer> {
         return packets
     }
 
+    /// Inserts the packet `bytes`; `viaReceiveSlot`: written 3 bytes into the buffer's receive slot
+    /// first, as a transport decrypting there does, and the slot that is the receive slot afterwards
+    /// overwritten, as the next datagram would.
     @discardableResult
-    mutating func insert(_ bytes: [UInt8], at arrival: ClockTime) throws -> JitterBuffer<D>.InsertResult {
+    mutating func insert(_ bytes: [UInt8], at arrival: ClockTime, viaReceiveSlot: Bool = false) throws -> JitterBuffer<D>.InsertResult {
         let packet = try RTPPacket(parsing: bytes)
-        return bytes.withUnsafeBytes { buffer.insert(packet, in: $0, arrival: arrival) }
+        guard viaReceiveSlot else { return bytes.withUnsafeBytes { buffer.insert(packet, in: $0, arrival: arrival) } }
+        let slot = buffer.receiveSlot
+        bytes.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: slot[3..<3 + bytes.count]).copyMemory(from: $0) }
+        let result = buffer.insert(packet, in: UnsafeRawBufferPointer(rebasing: slot[3..<3 + bytes.count]), arrival: arrival)
+        buffer.receiveSlot.initializeMemory(as: UInt8.self, repeating: 0xEE)
+        return result
     }
 
     /// Answers the NACKs of `feedback` from the sender's history.
@@ -115,6 +123,64 @@ private func expectBytes(_ frames: [EncodedFrame], _ expected: [[UInt8]], source
         #expect(try link.insert(packets[0], at: ms(101)) == .duplicate)
         #expect(link.buffer.statistics.duplicates == 2)
         #expect(link.buffer.statistics.received == 1)
+    }
+
+    /// Packets written into `receiveSlot` (as `SRTPSession.unprotect(_:into:)` writes them) are kept
+    /// where they are: what is written into the next receive slot leaves them alone, and frames come
+    /// out as from copied packets, reordered, duplicated and retransmitted (RTX's OSN skipped) alike.
+    @Test(arguments: [false, true])
+    func packetsWrittenIntoTheReceiveSlotAreKeptThere(rtx: Bool) throws {
+        let rtxStream: (payloadType: UInt8, ssrc: UInt32)? = rtx ? (97, 0xABCD) : nil
+        var link = try vp8Link(configuration: .init(rtx: rtxStream), rtx: rtxStream)
+        var sent: [[UInt8]] = []
+        for index in 0..<8 {
+            let frame = vp8Frame(index, 2500, index == 0)
+            sent.append(Array(frame.bytes))
+            let packets = try link.send(frame)
+            let arrival = ms(33 * Int64(index))
+            // Frame 3 loses its middle packet; the rest come in as 2, 0, 1, through the slot or copied by turns.
+            for (order, number) in [2, 0, 1].enumerated() where index != 3 || number != 1 {
+                #expect(try link.insert(packets[number], at: arrival + ms(Int64(order)), viaReceiveSlot: (index + order) % 2 == 0) == .accepted)
+            }
+            #expect(try link.insert(packets[0], at: arrival + ms(3), viaReceiveSlot: true) == .duplicate)
+            if index == 3 {
+                let nacks = link.buffer.feedback(at: arrival + ms(20)).nacks
+                #expect(nacks.count == 1)
+                for packet in try link.retransmissions(for: nacks) {
+                    #expect(try link.insert(packet, at: arrival + ms(25), viaReceiveSlot: true) == .accepted)
+                }
+            }
+        }
+        link.drain(at: .seconds(2))
+        expectBytes(link.released, sent)
+        let statistics = link.buffer.statistics
+        #expect(statistics.received == 24 && statistics.duplicates == 8 && statistics.recovered == 1 && statistics.lost == 0)
+    }
+
+    /// A small window through losses, late packets, duplicates and overflows, half the packets
+    /// through the receive slot: every slot freed is used again (none is lost to an entry that left
+    /// the window), and every frame released is the one sent.
+    @Test func slotsComeBackThroughLossesAndOverflows() throws {
+        var link = try vp8Link(configuration: .init(nack: false, capacity: 16))
+        var sent: [Int64: [UInt8]] = [:]
+        var random = SplitMix64(seed: 0x5EED_0005)
+        for index in 0..<400 {
+            let frame = vp8Frame(index, 1500 + 700 * (index % 3), index % 10 == 0)
+            let packets = try link.send(frame)
+            let arrival = ms(33 * Int64(index))
+            for packet in packets.shuffled(using: &random) where Int.random(in: 0..<100, using: &random) >= 5 {
+                try link.insert(packet, at: arrival, viaReceiveSlot: Bool.random(using: &random))
+                if Int.random(in: 0..<100, using: &random) < 5 { try link.insert(packet, at: arrival, viaReceiveSlot: true) }
+            }
+            sent[Int64(index) * 3000] = Array(frame.bytes)
+            // Every few frames the reader is away: the window overflows.
+            if index % 12 < 7 { link.drain(at: arrival + ms(15)) }
+        }
+        link.drain(at: .seconds(100))
+        let statistics = link.buffer.statistics
+        #expect(statistics.framesReleased > 150 && statistics.overflows > 0 && statistics.duplicates > 0 && statistics.lost > 0,
+                "\(statistics)")
+        #expect(link.released.allSatisfy { sent[$0.pts.value] == Array($0.bytes) })
     }
 
     /// Sequence numbers from 65530 and timestamps 5000 below 2^32 both wrap (RFC 3550 §5.1).

@@ -132,6 +132,10 @@ import Testing
         let sender = try SRTPSession(profile: profile, key: key, direction: .sender, implementation: .libsrtp)
         let ours = try SRTPSession(profile: profile, key: key, direction: .receiver, replayWindow: 128, implementation: .openSSL)
         let reference = try SRTPSession(profile: profile, key: key, direction: .receiver, replayWindow: 128, implementation: .libsrtp)
+        // `unprotect(_:into:)` (out of place, into a jitter buffer's slot) by both engines: the same decisions and bytes.
+        let outOfPlace = try SRTPImplementation.allCases.map {
+            try SRTPSession(profile: profile, key: key, direction: .receiver, replayWindow: 128, implementation: $0)
+        }
         // What the sender sent, then the network's version of it: reordered, repeated, tampered, truncated, mixed with strangers.
         var sent: [(rtcp: Bool, bytes: [UInt8])] = []
         for (number, (ssrc, sequence)) in Self.sendingOrder(count: 2500, &random).enumerated() {
@@ -163,9 +167,14 @@ import Testing
             let mine = Outcome { packet.rtcp ? try ours.unprotectRTCP(packet.bytes) : try ours.unprotect(packet.bytes) }
             let theirs = Outcome { packet.rtcp ? try reference.unprotectRTCP(packet.bytes) : try reference.unprotect(packet.bytes) }
             #expect(mine == theirs, "arrival \(number): \(packet.rtcp ? "SRTCP" : "SRTP") of \(packet.bytes.count) bytes \(hexString(Array(packet.bytes.prefix(24))))")
+            for session in outOfPlace {
+                let apart = Outcome { packet.rtcp ? try session.unprotectRTCP(packet.bytes) : try session.unprotectOutOfPlace(packet.bytes) }
+                #expect(apart == theirs, "arrival \(number) out of place, \(session.implementation)")
+            }
             counts[theirs.isBytes ? .bytes([]) : theirs, default: 0] += 1
         }
         #expect(ours.statistics == reference.statistics)
+        #expect(outOfPlace.allSatisfy { $0.statistics == reference.statistics })
         // Every kind of decision was taken, many times.
         for kind in [Outcome.bytes([]), .authenticationFailed, .replayed, .tooOld, .refused] {
             #expect(counts[kind, default: 0] >= 10, "\(kind): \(counts)")

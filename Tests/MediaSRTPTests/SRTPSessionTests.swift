@@ -31,6 +31,12 @@ import Testing
         #expect(hexString(srtp) == hexString(vector["srtp_protected"]))
         #expect(srtp.count == vector["rtp_plaintext"].count + profile.rtpOverhead)
         #expect(try receiver.unprotect(vector["srtp_protected"]) == vector["rtp_plaintext"])
+        // Out of place (into a jitter buffer's slot), by a receiver that has not seen the packet: the same bytes.
+        let outOfPlace = try SRTPSession(profile: profile, key: key, direction: .receiver, implementation: implementation)
+        #expect(outOfPlace.implementation == implementation)
+        #expect(try outOfPlace.unprotectOutOfPlace(vector["srtp_protected"]) == vector["rtp_plaintext"])
+        #expect(throws: SRTPError.replayed(tooOld: false)) { try outOfPlace.unprotectOutOfPlace(vector["srtp_protected"]) }
+        #expect(outOfPlace.statistics.unprotectedPackets == 1 && outOfPlace.statistics.replayedPackets == 1)
 
         let srtcp = try sender.protectRTCP(vector["rtcp_plaintext"])
         #expect(hexString(srtcp) == hexString(vector["srtcp_protected"]))

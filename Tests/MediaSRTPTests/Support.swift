@@ -43,6 +43,16 @@ extension SRTPSession {
     func unprotect(_ packet: [UInt8]) throws -> [UInt8] { try run(SRTPSession.unprotect, packet) }
     func protectRTCP(_ packet: [UInt8]) throws -> [UInt8] { try run(SRTPSession.protectRTCP, packet, room: rtcpOverhead) }
     func unprotectRTCP(_ packet: [UInt8]) throws -> [UInt8] { try run(SRTPSession.unprotectRTCP, packet) }
+
+    /// `packet` unprotected with `unprotect(_:into:)` into another buffer (0xEE bytes before), which
+    /// must leave `packet` as it was.
+    func unprotectOutOfPlace(_ packet: [UInt8]) throws -> [UInt8] {
+        var output = [UInt8](repeating: 0xEE, count: packet.count)
+        let source = packet
+        let length = try source.withUnsafeBytes { source in try output.withUnsafeMutableBytes { try unprotect(source, into: $0) } }
+        precondition(source == packet, "unprotect(_:into:) wrote to the packet")
+        return Array(output[..<length])
+    }
 }
 
 /// A sender and a receiver sharing `key`.

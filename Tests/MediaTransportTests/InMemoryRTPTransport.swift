@@ -103,6 +103,12 @@ final class InMemoryRTPTransport: RTPDatagramTransport, @unchecked Sendable {
 
     /// Hands over everything in the inbox, unprotected; never waits (the clock is the test's).
     func receive(timeout: ClockTime?, _ deliver: (RTPTransportPacket) -> Bool) throws -> Bool {
+        try receive(timeout: timeout, unprotectingRTPInto: { nil }, withQueueTimes: { packet, _ in deliver(packet) })
+    }
+
+    /// SRTP packets decrypted into `rtpSlot` as `UDPRTPTransport` does.
+    func receive(timeout: ClockTime?, unprotectingRTPInto rtpSlot: () -> UnsafeMutableRawBufferPointer?,
+                 withQueueTimes deliver: (RTPTransportPacket, ClockTime) -> Bool) throws -> Bool {
         let arrived = state.withLock { state in
             defer { state.inbox.removeAll() }
             return state.inbox
@@ -110,7 +116,8 @@ final class InMemoryRTPTransport: RTPDatagramTransport, @unchecked Sendable {
         for (rtcp, bytes) in arrived {
             var datagram = bytes
             _ = datagram.withUnsafeMutableBytes { raw in
-                RTPTransportPacket.unprotect(raw, length: raw.count, rtcp: rtcp, with: inbound, to: deliver)
+                RTPTransportPacket.unprotect(raw, length: raw.count, rtcp: rtcp, with: inbound,
+                                             into: rtcp || inbound == nil ? nil : rtpSlot(), to: { deliver($0, .zero) })
             }
         }
         return !arrived.isEmpty
