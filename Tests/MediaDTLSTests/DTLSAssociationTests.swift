@@ -392,7 +392,9 @@ import TestSupport
             growths.append(residentBytes() - before)
             #expect(released.allSatisfy { $0() == nil })
         }
-        #expect(growths.min() ?? .max < 1_000_000, "grew by \(growths) bytes in rounds of 20 handshakes")
+        if !TestSupport.underAddressSanitizer {
+            #expect(growths.min() ?? .max < 1_000_000, "grew by \(growths) bytes in rounds of 20 handshakes")
+        }
     }
 }
 

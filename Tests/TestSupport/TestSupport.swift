@@ -21,6 +21,11 @@ public enum TestSupport {
         return [UInt8](try Data(contentsOf: url))
     }
 
+    /// Whether this process runs under AddressSanitizer (`tools/sanitize --address`): its allocator
+    /// holds freed memory in quarantine, so resident memory grows with what is freed, and leaks are
+    /// LeakSanitizer's to find (`detect_leaks=1`), not a resident-size bound's.
+    public static let underAddressSanitizer = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__asan_init") != nil
+
     /// Where this test run's executables (the `sluice` CLI) are built.
     public static var productsDirectory: URL {
         URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
