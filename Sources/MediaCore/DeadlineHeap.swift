@@ -24,7 +24,19 @@ public struct DeadlineHeap<Element> {
     @inlinable public mutating func removeFirst() {
         entries.swapAt(0, entries.count - 1)
         entries.removeLast()
-        var parent = 0
+        siftDown(from: 0)
+    }
+
+    /// Removes every element that `matches` (a linear scan, then the heap is rebuilt).
+    public mutating func removeAll(where matches: (Element) -> Bool) {
+        let count = entries.count
+        entries.removeAll { matches($0.element) }
+        guard entries.count != count else { return }
+        for index in stride(from: entries.count / 2 - 1, through: 0, by: -1) { siftDown(from: index) }
+    }
+
+    @inlinable mutating func siftDown(from start: Int) {
+        var parent = start
         while true {
             let left = 2 * parent + 1, right = left + 1
             var smallest = parent

@@ -287,6 +287,7 @@ final class NodeScheduler: @unchecked Sendable {
             case .finished:
                 let previous = runner.schedule.exchange(ScheduleState.finished.rawValue, ordering: .acquiringAndReleasing)
                 precondition(previous != ScheduleState.finished.rawValue, "\(runner.name) ended twice")
+                dropTimer(of: runner)
                 runner.run?.nodeFinished()
                 return
             case .idle(let wake):
@@ -319,6 +320,16 @@ final class NodeScheduler: @unchecked Sendable {
                 timerThreadWakes = deadline
                 pthread_cond_signal(timersChanged)
             }
+        }
+    }
+
+    /// Forgets `runner`'s pending timer, if any: a node that has ended is not woken, and the heap
+    /// would keep it (and its graph's memory) until the deadline (a receiver's silence limit: seconds).
+    private func dropTimer(of runner: NodeRunner) {
+        locked {
+            guard runner.timerDeadline != nil else { return }
+            runner.timerDeadline = nil
+            timers.removeAll { $0 === runner }
         }
     }
 

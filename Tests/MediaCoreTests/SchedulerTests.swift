@@ -54,6 +54,30 @@ import Testing
         #expect(source == nil && sink == nil, "its nodes are kept")
     }
 
+    /// A node that ends while its timer is pending (woken sooner through `NodeContext.wake`, as a
+    /// receiver is by its stream's BYE before its silence limit) leaves nothing in the timers: its
+    /// graph is freed at once, not when the timer would have fired.
+    @Test func aNodeEndedBeforeItsTimerIsFreedAtOnce() throws {
+        weak var source: WaitingSource?
+        weak var graph: Graph?
+        try {
+            let running = Graph()
+            let waiting = WaitingSource()
+            running.add(CollectingSink(), input: running.add(waiting))
+            let ended = DispatchSemaphore(value: 0)
+            try running.start { _ in ended.signal() }
+            let deadline = Date().addingTimeInterval(30)
+            while !waiting.waits && Date() < deadline { usleep(1_000) }
+            let waits = waiting.waits
+            try #require(waits, "the source waits on its timer")
+            waiting.end()
+            #expect(ended.wait(timeout: .now() + .seconds(30)) == .success)
+            (source, graph) = (waiting, running)
+        }()
+        for _ in 0..<100 where graph != nil || source != nil { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(graph == nil && source == nil, "kept until the timer a minute away")
+    }
+
     /// Edges of one item, many graphs, many items: a wake-up lost between a node's last look at
     /// its edge and its parking would leave a graph stalled for ever (the test's time limit).
     @Test func noWakeUpIsLostOnBusyOneItemEdges() throws {
@@ -208,5 +232,28 @@ private final class LingeringSink: MediaSink, @unchecked Sendable {
     func finishing() throws -> Finishing {
         turns.add()
         return release.load(ordering: .acquiring) ? .done : .wait(until: clock.now + .milliseconds(5))
+    }
+}
+
+/// Waits a minute on its timer, unless `end()` wakes it first: then it ends.
+private final class WaitingSource: MediaSource, @unchecked Sendable {
+    let name = "waiting"
+    private let isWaiting = Atomic<Bool>(false)
+    private let ending = Atomic<Bool>(false)
+    private var context: NodeContext?
+
+    func outputCaps() throws -> Caps { Caps(.video(smallVideo)) }
+    func start(output: MediaFormat, context: NodeContext) throws { self.context = context }
+    func produce() throws -> Production<VideoFrame> {
+        if ending.load(ordering: .acquiring) { return .end }
+        isWaiting.store(true, ordering: .releasing)
+        return .wait(until: context!.clock.now + .seconds(60))
+    }
+
+    var waits: Bool { isWaiting.load(ordering: .acquiring) }
+
+    func end() {
+        ending.store(true, ordering: .releasing)
+        context?.wake()
     }
 }
