@@ -83,12 +83,20 @@ func destroyMutex(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) {
 public final class WorkerThread: @unchecked Sendable {
     private var thread = pthread_t()
 
-    private final class Payload { let body: () -> Void; init(_ body: @escaping () -> Void) { self.body = body } }
+    private final class Payload {
+        let name: String
+        let body: () -> Void
+        init(_ name: String, _ body: @escaping () -> Void) { (self.name, self.body) = (name, body) }
+    }
 
-    public init(_ body: @escaping @Sendable () -> Void) {
-        let payload = Unmanaged.passRetained(Payload(body))
+    /// A thread named `name` (at most 15 bytes are kept; `top -H` and /proc/PID/task/*/comm show
+    /// it): the engine's threads are named "sluice…", so that they can be told from the runtime's
+    /// and the application's.
+    public init(name: String = "sluice", _ body: @escaping @Sendable () -> Void) {
+        let payload = Unmanaged.passRetained(Payload(name, body))
         let result = pthread_create(&thread, nil, { raw in
             let payload = Unmanaged<Payload>.fromOpaque(raw!).takeRetainedValue()
+            WorkerThread.nameCurrent(payload.name)
             payload.body()
             return nil
         }, payload.toOpaque())
@@ -96,6 +104,16 @@ public final class WorkerThread: @unchecked Sendable {
     }
 
     public func join() { pthread_join(thread, nil) }
+
+    /// Names the calling thread (its `comm`, at most 15 bytes kept), through /proc/thread-self:
+    /// glibc's `pthread_setname_np` is not visible from Swift here.
+    public static func nameCurrent(_ name: String) {
+        let file = open("/proc/thread-self/comm", O_WRONLY)
+        guard file >= 0 else { return }
+        let bytes = Array(name.utf8.prefix(15))
+        _ = bytes.withUnsafeBytes { write(file, $0.baseAddress, $0.count) }
+        close(file)
+    }
 
     /// Runs `body` on a new thread whose nice value is `niceness` above the caller's (at most 19)
     /// and returns its result. Threads that `body` starts (a codec's workers) inherit that
@@ -116,8 +134,8 @@ public final class WorkerThread: @unchecked Sendable {
     }
 
     /// Starts a thread nobody joins; its resources go when it ends.
-    static func detached(_ body: @escaping @Sendable () -> Void) {
-        pthread_detach(WorkerThread(body).thread)
+    static func detached(name: String = "sluice", _ body: @escaping @Sendable () -> Void) {
+        pthread_detach(WorkerThread(name: name, body).thread)
     }
 }
 

@@ -196,7 +196,7 @@ public final class Graph: @unchecked Sendable {
         if cancelledEarly { run.cancel() }
         for runner in runners {
             if runner.parker != nil {
-                WorkerThread.detached { runner.runOnOwnThread() }
+                WorkerThread.detached(name: "sluice-node") { runner.runOnOwnThread() }
             } else {
                 runner.wake()
             }

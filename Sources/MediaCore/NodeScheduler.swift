@@ -157,14 +157,14 @@ final class NodeScheduler: @unchecked Sendable {
             guard !started else { return }
             started = true
             for _ in 0..<baseWorkers { startWorker(retiring: false) }
-            WorkerThread.detached { [self] in runTimers() }
+            WorkerThread.detached(name: "sluice-timers") { [self] in runTimers() }
         }
     }
 
     /// Called with the lock held.
     private func startWorker(retiring: Bool) {
         workers += 1
-        WorkerThread.detached { [self] in work(retiring: retiring) }
+        WorkerThread.detached(name: "sluice-worker") { [self] in work(retiring: retiring) }
     }
 
     // MARK: Ready nodes

@@ -146,6 +146,7 @@ public final class SocketReactor: @unchecked Sendable {
     }
 
     private func loop() {
+        WorkerThread.nameCurrent("sluice-reactor")
         let capacity = 64
         let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: capacity)
         while true {

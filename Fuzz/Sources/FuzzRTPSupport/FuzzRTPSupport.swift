@@ -48,7 +48,7 @@ public func fuzzDepacketizer<Depacketizer: RTPDepacketizer>(_ depacketizer: Depa
 /// Feeds a jitter buffer (NACK on, RTX as payload type 97 on SSRC 2, a small window) the input's packets
 /// as a receive session does, taking the frames due, the feedback and the reports after each. A packet
 /// is a flags byte (bit 0 marker, bit 1 RTX, bit 2 the next frame's timestamp, bit 5 a jump of the
-/// timestamp by a 32-bit step read next), a sequence number step (signed), an arrival step in
+/// timestamp by a 32-bit step read next, bit 6 read into the buffer's receive slot), a sequence number step (signed), an arrival step in
 /// milliseconds, a length byte and the payload.
 public func fuzzJitterBuffer<Depacketizer: RTPDepacketizer>(_ depacketizer: Depacketizer, _ bytes: UnsafeRawBufferPointer) {
     var buffer = JitterBuffer(depacketizer: depacketizer,
@@ -70,9 +70,13 @@ public func fuzzJitterBuffer<Depacketizer: RTPDepacketizer>(_ depacketizer: Depa
         let isRTX = flags & 2 != 0
         let header = RTPHeader(marker: flags & 1 != 0, payloadType: isRTX ? 97 : 96, sequenceNumber: sequenceNumber,
                                timestamp: timestamp, ssrc: isRTX ? 2 : 1)
-        guard let start = try? header.write(into: datagram) else { preconditionFailure("a header fits") }
-        UnsafeMutableRawBufferPointer(rebasing: datagram[start...]).copyMemory(from: payload)
-        let bytes = UnsafeRawBufferPointer(rebasing: datagram[..<(start + payload.count)])
+        // Flag 0x40: the packet is read into the buffer's receive slot, which it then keeps.
+        let into = flags & 0x40 != 0 ? buffer.receiveSlot : datagram
+        guard let start = try? header.write(into: into), start + payload.count <= into.count else {
+            preconditionFailure("a header and 255 bytes fit")
+        }
+        UnsafeMutableRawBufferPointer(rebasing: into[start...]).copyMemory(from: payload)
+        let bytes = UnsafeRawBufferPointer(rebasing: into[..<(start + payload.count)])
         guard let packet = try? RTPPacket(parsing: bytes) else { preconditionFailure("a written packet parses") }
         _ = buffer.insert(packet, in: bytes, arrival: now)
         while let frame = buffer.nextFrame(at: now) {

@@ -82,7 +82,12 @@ struct SoakScenario: Scenario {
 
     static func sample(at seconds: Double) -> ProcessSample {
         let files = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0
-        let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? 0
+        // The engine's threads (named "sluice…"), not those the Swift and Foundation runtimes start and
+        // retire on their own (libdispatch's).
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        let threads = tasks.count { task in
+            (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?.hasPrefix("sluice") ?? false
+        }
         return ProcessSample(seconds: seconds, residentBytes: CallScaleScenario.residentBytes(), openFiles: files, threads: threads)
     }
 }
