@@ -24,6 +24,15 @@ struct PipeBenchCommand: ParsableCommand {
 
             Malloc counts per frame or packet are not measured here: the Benchmarks/ package \
             (package-benchmark) keeps them as thresholds (cd Benchmarks && swift package benchmark).
+
+            Files a scenario writes (decoded calls, converted inputs) go to pipebench-<pid>/ in the \
+            temporary directory, removed when the run ends or is interrupted.
+
+            Examples:
+              pipebench                              the default set
+              pipebench 'decode.*' --seconds 8       every decode scenario, 8 s each
+              pipebench scale.audio --calls 64       one trial of 64 concurrent Opus calls
+              pipebench --json now.json --compare before.json
             """)
 
     @Flag(name: .long, help: "List the scenarios (* marks the default set) and exit.")
@@ -74,6 +83,8 @@ struct PipeBenchCommand: ParsableCommand {
                 throw ValidationError("\(path): not a pipebench JSON report (\(error.localizedDescription))")
             }
         }
+        // Inputs and outputs go to one folder, removed at exit or on Ctrl-C.
+        ScratchFolder.removeOnInterrupt()
         var size = RunSize(seconds: seconds, frames: frames)
         size.calls = calls
         size.impairment = try impair.map { try ImpairmentProfile(parsing: $0) }

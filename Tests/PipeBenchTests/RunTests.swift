@@ -18,6 +18,18 @@ import Testing
         #expect(names == ["sluice", "bare", "codec alone", "codec alone/bare", "graph/codec alone"])
     }
 
+    /// A scenario's converted input and output go to the process's scratch folder, which the command
+    /// removes at the end: nothing is written beside it in the temporary directory.
+    @Test func scenariosWriteIntoTheScratchFolderOnly() throws {
+        let temporary = NSTemporaryDirectory()
+        let before = Set(try FileManager.default.contentsOfDirectory(atPath: temporary))
+        _ = try BenchRunner.run(try ScenarioRegistry.builtIn.select(["transcode.h264-vp8"]), size: RunSize(seconds: 0, frames: 3))
+        let added = Set(try FileManager.default.contentsOfDirectory(atPath: temporary)).subtracting(before)
+        #expect(added.allSatisfy { !$0.contains("\(getpid())") || $0 == "pipebench-\(getpid())" }, "\(added)")
+        #expect(ScratchFolder.path.hasPrefix(temporary) && ScratchFolder.path.hasSuffix("pipebench-\(getpid())"))
+        #expect(FileManager.default.fileExists(atPath: ScratchFolder.file("sample.h264")))
+    }
+
     @Test func aThirdSideRunsInEveryRoundAndSplitsTheRatio() throws {
         var calls = (sluice: 0, bare: 0, alone: 0)
         let outcome = try HeadToHead.run(RunSize(seconds: 0, frames: 1),

@@ -25,7 +25,7 @@ struct LoopbackCall {
         var receiving = ReceiveOptions()
         receiving.limits.silence = .seconds(5)
         receiving.tracer = tracer
-        outputPath = NSTemporaryDirectory() + "pipebench-call-\(getpid())-\(tag)" + (codec == .opus ? ".wav" : ".y4m")
+        outputPath = ScratchFolder.file("call-\(tag)" + (codec == .opus ? ".wav" : ".y4m"))
         var destination = RTPDestination(address: local)
         if soak {
             // An hour of decoded pictures would fill the disk: the output is /dev/null under its name.
@@ -172,7 +172,7 @@ struct CallScaleScenario: Scenario {
 
     /// The sample at 160x90 as Y4M, written once to the temporary folder.
     static let smallVideo = Result<String, any Error> {
-        let path = NSTemporaryDirectory() + "pipebench-160x90-\(getpid()).y4m"
+        let path = ScratchFolder.file("160x90.y4m")
         var options = TranscodeOptions()
         options.size = (160, 90)
         _ = try Transcoder(input: Sample.path, output: path, options: options).run()
@@ -181,7 +181,7 @@ struct CallScaleScenario: Scenario {
 
     /// Ten seconds of OpusClip's synthetic stereo as a WAV file, written once.
     static let audioClip = Result<String, any Error> {
-        let path = NSTemporaryDirectory() + "pipebench-clip-\(getpid()).wav"
+        let path = ScratchFolder.file("clip.wav")
         let writer = try WAVWriter(path: path, format: OpusClip.format)
         for frame in OpusClip.frames { try writer.write(frame) }
         try writer.close()

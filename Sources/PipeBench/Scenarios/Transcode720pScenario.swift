@@ -32,13 +32,13 @@ struct Transcode720pScenario: Scenario {
         guard FileManager.default.fileExists(atPath: mp4) else {
             throw Unavailable(description: "\(mp4) not found (run from the repository root, or set SLUICE_MEDIA_720P)")
         }
-        let once = NSTemporaryDirectory() + "pipebench-720p-once-\(getpid()).h264"
+        let once = ScratchFolder.file("720p-once.h264")
         defer { try? FileManager.default.removeItem(atPath: once) }
         let status = try Self.run("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", mp4, "-an", "-c:v", "copy",
                                         "-bsf:v", "h264_mp4toannexb", "-f", "h264", once]).status
         guard status == 0 else { throw Unavailable(description: "ffmpeg could not extract the H.264 of \(mp4)") }
         let bytes = try Data(contentsOf: URL(fileURLWithPath: once))
-        let path = NSTemporaryDirectory() + "pipebench-720p-\(getpid()).h264"
+        let path = ScratchFolder.file("720p.h264")
         var looped = Data()
         for _ in 0..<Self.repeats { looped.append(bytes) }
         try looped.write(to: URL(fileURLWithPath: path))
@@ -76,7 +76,7 @@ struct Transcode720pScenario: Scenario {
     func run(_ size: RunSize) throws -> ScenarioResult {
         let start = ProcessClock.now()
         let (input, frames) = try self.input()
-        let output = NSTemporaryDirectory() + "pipebench-720p-\(getpid()).ivf"
+        let output = ScratchFolder.file("720p.ivf")
         defer {
             try? FileManager.default.removeItem(atPath: input)
             try? FileManager.default.removeItem(atPath: output)

@@ -34,7 +34,7 @@ struct TranscodeScenario: Scenario {
 
     /// The sample as a raw Annex-B `.h264` file (OpenH264, 800 kbit/s), written once to the temporary folder.
     static let h264Sample = Result<String, any Error> {
-        let path = NSTemporaryDirectory() + "pipebench-sample-\(getpid()).h264"
+        let path = ScratchFolder.file("sample.h264")
         var data = Data()
         for frame in Sample.h264Frames { data.append(contentsOf: frame.bytes) }
         try data.write(to: URL(fileURLWithPath: path))
@@ -44,7 +44,7 @@ struct TranscodeScenario: Scenario {
     func run(_ size: RunSize) throws -> ScenarioResult {
         let start = ProcessClock.now()
         let inputPath = try input()
-        let outputPath = NSTemporaryDirectory() + "\(getpid())-" + output
+        let outputPath = ScratchFolder.file(output)
         defer { try? FileManager.default.removeItem(atPath: outputPath) }
         var options = self.options
         options.maxFrames = size.frames
