@@ -49,13 +49,18 @@ public struct ALSATestConfiguration: Sendable {
 
     /// One configuration for this whole test process, in a folder of its own, installed on first use.
     public static let shared: ALSATestConfiguration = {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-alsa-\(getpid())")
+        let folder = sharedFolder
         try! FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let configuration = try! ALSATestConfiguration(path: folder.file("asound.conf"), captureInput: folder.file("capture.raw"),
                                                       playbackOutput: folder.file("playback.wav"))
         configuration.install()
+        // The folder goes with the test process.
+        atexit { try? FileManager.default.removeItem(at: ALSATestConfiguration.sharedFolder) }
         return configuration
     }()
+
+    /// The shared configuration's folder.
+    static let sharedFolder = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-alsa-\(getpid())")
 
     public static func text(captureInput: String, playbackOutput: String) -> String {
         """
