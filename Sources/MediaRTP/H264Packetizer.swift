@@ -44,7 +44,7 @@ public struct H264Packetizer: RTPPacketizer {
     public private(set) var sequenceParameterSet: [UInt8] = []
     public private(set) var pictureParameterSet: [UInt8] = []
 
-    private var frame: EncodedFrame?
+    private var frame: FrameBytes?
     /// The NAL units to send for the current frame, in order.
     private var units: [Unit] = []
     /// The unit the next payload begins with.
@@ -110,7 +110,7 @@ public struct H264Packetizer: RTPPacketizer {
         guard !units.isEmpty else { throw .emptyFrame }
         if hasSPS || hasPPS { remember(parameterSetsIn: bytes) }
         if hasIDR && !(hasSPS && hasPPS) { try insertParameterSets(hasSPS: hasSPS, hasPPS: hasPPS, in: bytes) }
-        self.frame = frame
+        self.frame = FrameBytes(frame)
     }
 
     public mutating func nextPayload(into buffer: UnsafeMutableRawBufferPointer) throws(RTPPayloadError) -> PacketizedPayload? {
@@ -144,7 +144,8 @@ public struct H264Packetizer: RTPPacketizer {
         }
         let isLast = unitIndex == units.count
         if isLast { self.frame = nil }
-        return PacketizedPayload(byteCount: byteCount, isLast: isLast, marker: isLast)
+        return PacketizedPayload(byteCount: byteCount, isLast: isLast, marker: isLast,
+                                 frameSlice: Self.frameSlice(of: step, units: units, fragmentOffset: sent))
     }
 
     // MARK: Planning
@@ -178,6 +179,22 @@ public struct H264Packetizer: RTPPacketizer {
     }
 
     // MARK: Writing
+
+    /// The bytes of the frame that end the payload of `step`: all of a single NAL unit, or the
+    /// fragment after an FU's two header bytes, when the unit is the frame's (not a remembered
+    /// parameter set); nil for a STAP-A.
+    private static func frameSlice(of step: Step, units: [Unit], fragmentOffset: Int) -> Range<Int>? {
+        switch step {
+        case .single(let index):
+            return units[index].source == .frame ? units[index].range : nil
+        case .fragment(let index, let count):
+            guard units[index].source == .frame else { return nil }
+            let start = units[index].range.lowerBound + 1 + fragmentOffset
+            return start..<(start + count)
+        case .aggregate:
+            return nil
+        }
+    }
 
     /// The bytes `Unit.Source` points into, for one call.
     private struct Sources {

@@ -12,7 +12,7 @@ public struct OpusPacketizer: RTPPacketizer {
 
     public let maxPayloadSize: Int
 
-    private var frame: EncodedFrame?
+    private var frame: FrameBytes?
     private var marker = false
     /// Where the previous frame ended, when it had a duration.
     private var previousEnd: MediaTime?
@@ -31,17 +31,17 @@ public struct OpusPacketizer: RTPPacketizer {
         }
         marker = previousEnd.map { frame.pts > $0 } ?? false
         previousEnd = frame.duration.map { frame.pts + $0 }
-        self.frame = frame
+        self.frame = FrameBytes(frame)
     }
 
     public mutating func nextPayload(into buffer: UnsafeMutableRawBufferPointer) throws(RTPPayloadError) -> PacketizedPayload? {
-        guard let frame else { return nil }
-        guard buffer.count >= frame.byteCount else {
-            throw .outputTooSmall(needed: frame.byteCount, available: buffer.count)
+        guard let bytes = frame?.bytes else { return nil }
+        guard buffer.count >= bytes.count else {
+            throw .outputTooSmall(needed: bytes.count, available: buffer.count)
         }
-        FrameAssembly.copy(frame.bytes, to: buffer, at: 0)
+        FrameAssembly.copy(bytes, to: buffer, at: 0)
         self.frame = nil
-        return PacketizedPayload(byteCount: frame.byteCount, isLast: true, marker: marker)
+        return PacketizedPayload(byteCount: bytes.count, isLast: true, marker: marker, frameSlice: 0..<bytes.count)
     }
 }
 

@@ -49,11 +49,17 @@ public struct PacketizedPayload: Sendable, Hashable {
     /// The RTP marker bit to send with it (RFC 3550 §5.1; its meaning is the payload format's: the last
     /// packet of a video frame, the first packet of an audio talkspurt).
     public var marker: Bool
+    /// Where in the frame the payload's last bytes were copied from, when they were: the payload is
+    /// then a few bytes of the format's own (a payload descriptor, an FU header) and these bytes of
+    /// the frame. A sender keeps the first part and a reference to the frame for retransmissions,
+    /// instead of a copy of the whole payload. Nil when the payload is not one slice of the frame.
+    public var frameSlice: Range<Int>?
 
-    public init(byteCount: Int, isLast: Bool, marker: Bool) {
+    public init(byteCount: Int, isLast: Bool, marker: Bool, frameSlice: Range<Int>? = nil) {
         self.byteCount = byteCount
         self.isLast = isLast
         self.marker = marker
+        self.frameSlice = frameSlice
     }
 }
 
@@ -211,4 +217,17 @@ extension UnsafeRawBufferPointer {
     /// `self[range]` as a buffer of its own.
     @inline(__always)
     func slice(_ range: Range<Int>) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: self[range]) }
+}
+
+/// The frame a packetizer is cutting: its buffer, kept alive, and its bytes, read from here so that
+/// each payload costs no reference counting on the frame.
+struct FrameBytes: @unchecked Sendable {
+    private let buffer: FrameBuffer
+    /// The frame's bytes, valid while this value lives (the buffer is not reused before).
+    let bytes: UnsafeRawBufferPointer
+
+    init(_ frame: EncodedFrame) {
+        buffer = frame.buffer
+        bytes = frame.bytes
+    }
 }

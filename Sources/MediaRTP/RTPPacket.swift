@@ -34,7 +34,7 @@ public struct RTPHeader: Sendable, Hashable {
     public var csrcs: CSRCList
 
     public init(marker: Bool = false, payloadType: UInt8, sequenceNumber: UInt16, timestamp: UInt32, ssrc: UInt32,
-                csrcs: CSRCList = [])
+                csrcs: CSRCList = CSRCList())
     {
         self.marker = marker
         self.payloadType = payloadType

@@ -1,13 +1,15 @@
 import MediaCore
 
 /// The sending side of one RTP stream: cuts encoded frames into packets with a payload format's
-/// packetizer, numbers and stamps them (RFC 3550 §5.1), keeps the latest packets so that a NACK
-/// (RFC 4585 §6.2.1) can be answered — plainly, or as RTX on a stream of its own (RFC 4588 §4) — and
-/// writes sender reports (RFC 3550 §6.4.1).
+/// packetizer, numbers and stamps them (RFC 3550 §5.1), keeps what it needs to send the latest
+/// packets again so that a NACK (RFC 4585 §6.2.1) can be answered — plainly, or as RTX on a stream
+/// of its own (RFC 4588 §4) — and writes sender reports (RFC 3550 §6.4.1).
 ///
-/// Packets are written straight into the retransmission history and handed to the caller from
-/// there, so sending allocates nothing once warm. Pure logic: the caller owns the socket and the
-/// clock.
+/// Each packet is written into the caller's buffer (where a transport then protects it in place)
+/// and goes out from there. The history keeps a packet's header and the payload format's own bytes
+/// (a payload descriptor, an FU header), and for the rest a reference to the frame it was cut from:
+/// no copy of the payload per packet, and sending allocates nothing once warm. Pure logic: the
+/// caller owns the socket and the clock.
 public struct RTPSender<Packetizer: RTPPacketizer>: Sendable {
     public struct Configuration: Sendable, Hashable {
         public var payloadType: UInt8
@@ -17,6 +19,9 @@ public struct RTPSender<Packetizer: RTPPacketizer>: Sendable {
         public var timestampOffset: UInt32
         /// Packets kept for retransmission; rounded up to a power of two.
         public var historySize: Int
+        /// Frames whose packets can be sent again (rounded up to a power of two): a packet of an
+        /// older frame is no longer kept, even if `historySize` has room for it.
+        public var historyFrames: Int
         /// Retransmissions as RTX (RFC 4588): their payload type and SSRC; nil resends packets as they were.
         public var rtx: (payloadType: UInt8, ssrc: UInt32)? {
             get { rtxPayloadType.map { ($0, rtxSSRC) } }
@@ -28,12 +33,13 @@ public struct RTPSender<Packetizer: RTPPacketizer>: Sendable {
         public init(payloadType: UInt8, ssrc: UInt32 = .random(in: 1...UInt32.max),
                     initialSequenceNumber: UInt16 = .random(in: 0...UInt16.max),
                     timestampOffset: UInt32 = .random(in: 0...UInt32.max), historySize: Int = 1024,
-                    rtx: (payloadType: UInt8, ssrc: UInt32)? = nil) {
+                    historyFrames: Int = 128, rtx: (payloadType: UInt8, ssrc: UInt32)? = nil) {
             self.payloadType = payloadType
             self.ssrc = ssrc
             self.initialSequenceNumber = initialSequenceNumber
             self.timestampOffset = timestampOffset
             self.historySize = historySize
+            self.historyFrames = historyFrames
             self.rtx = rtx
         }
     }
@@ -53,82 +59,133 @@ public struct RTPSender<Packetizer: RTPPacketizer>: Sendable {
         self.configuration = configuration
         nextSequenceNumber = configuration.initialSequenceNumber
         // An RTX packet is the original plus its 2-byte original sequence number.
-        history = PacketHistory(slots: configuration.historySize,
+        history = PacketHistory(slots: configuration.historySize, frames: configuration.historyFrames,
                                 slotSize: RTPHeader.fixedLength + packetizer.maxPayloadSize + 2)
     }
 
-    /// The largest packet the sender writes (an RTX packet when RTX is on).
+    /// The largest packet the sender writes (an RTX packet when RTX is on): the room a buffer given
+    /// to `send(_:at:into:emit:)` or `retransmit(_:into:emit:)` needs.
     public var maxPacketSize: Int { history.slotSize }
 
-    /// Packetizes `frame` (sent at `now`) and hands each packet to `emit`, in order. The bytes are
-    /// valid during the call only. Throws the packetizer's errors before any packet goes out.
-    public mutating func send(_ frame: EncodedFrame, at now: ClockTime,
-                              emit: (UnsafeRawBufferPointer) throws -> Void) throws {
+    /// Packetizes `frame` (sent at `now`): writes each packet at the start of `buffer` (at least
+    /// `maxPacketSize` bytes) and hands its length to `emit`, in order; the next packet overwrites
+    /// it. Throws the packetizer's errors before any packet goes out.
+    @_specialize(where Packetizer == VP8Packetizer)
+    @_specialize(where Packetizer == H264Packetizer)
+    @_specialize(where Packetizer == OpusPacketizer)
+    public mutating func send(_ frame: EncodedFrame, at now: ClockTime, into buffer: UnsafeMutableRawBufferPointer,
+                              emit: (Int) throws -> Void) throws {
+        guard buffer.count >= maxPacketSize else {
+            throw RTPPacketError.bufferTooSmall(needed: maxPacketSize, available: buffer.count)
+        }
         try packetizer.startFrame(frame)
         let timestamp = Packetizer.rtpTimestamp(of: frame.pts, offset: configuration.timestampOffset)
-        while true {
+        let frameNumber = history.keep(frame)
+        let payloadStart = RTPHeader.fixedLength
+        let payloadRoom = UnsafeMutableRawBufferPointer(rebasing: buffer[payloadStart..<maxPacketSize])
+        while let payload = try packetizer.nextPayload(into: payloadRoom) {
             let sequenceNumber = nextSequenceNumber
-            let slot = history.slot(for: sequenceNumber)
-            let payloadStart = RTPHeader.fixedLength
-            guard let payload = try packetizer.nextPayload(into: UnsafeMutableRawBufferPointer(rebasing: slot[payloadStart...]))
-            else { break }
             let header = RTPHeader(marker: payload.marker, payloadType: configuration.payloadType,
                                    sequenceNumber: sequenceNumber, timestamp: timestamp, ssrc: configuration.ssrc)
-            try header.write(into: slot)
+            try header.write(into: buffer)
             let length = payloadStart + payload.byteCount
-            history.record(sequenceNumber, length: length)
+            history.record(sequenceNumber, UnsafeRawBufferPointer(rebasing: buffer[0..<length]),
+                           frameSlice: payload.frameSlice.map { (frameNumber, $0) })
             nextSequenceNumber &+= 1
             statistics.packetCount += 1
             statistics.octetCount += payload.byteCount
-            try emit(UnsafeRawBufferPointer(rebasing: slot[0..<length]))
+            try emit(length)
         }
         lastFrame = (timestamp, now)
         statistics.frameCount += 1
     }
 
-    /// Sends packet `sequenceNumber` again if the history still holds it: as it was, or as an RTX
+    /// `send(_:at:into:emit:)` into a buffer of the sender's own, handing `emit` each packet; its
+    /// bytes are valid during the call only.
+    public mutating func send(_ frame: EncodedFrame, at now: ClockTime, emit: (UnsafeRawBufferPointer) throws -> Void) throws {
+        let buffer = history.scratch
+        try send(frame, at: now, into: buffer) { try emit(UnsafeRawBufferPointer(rebasing: buffer[0..<$0])) }
+    }
+
+    /// Writes packet `sequenceNumber` again at the start of `buffer` (at least `maxPacketSize`
+    /// bytes) and hands its length to `emit`, if the history still holds it: as it was, or as an RTX
     /// packet (RFC 4588 §4: the RTX stream's own header and sequence number, the original timestamp
     /// and marker, the original sequence number in front of the original payload). Returns false
     /// when it is too old.
     @discardableResult
-    public mutating func retransmit(_ sequenceNumber: UInt16, emit: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
-        guard let original = history.packet(sequenceNumber) else {
+    @_specialize(where Packetizer == VP8Packetizer)
+    @_specialize(where Packetizer == H264Packetizer)
+    @_specialize(where Packetizer == OpusPacketizer)
+    public mutating func retransmit(_ sequenceNumber: UInt16, into buffer: UnsafeMutableRawBufferPointer,
+                                    emit: (Int) throws -> Void) throws -> Bool {
+        guard buffer.count >= maxPacketSize else {
+            throw RTPPacketError.bufferTooSmall(needed: maxPacketSize, available: buffer.count)
+        }
+        guard let rtx = configuration.rtx else {
+            guard let length = history.copy(sequenceNumber, into: buffer, at: 0) else {
+                statistics.retransmissionsMissed += 1
+                return false
+            }
+            statistics.retransmissions += 1
+            statistics.retransmittedOctetCount += length - RTPHeader.fixedLength
+            try emit(length)
+            return true
+        }
+        // The original goes 2 bytes further on, so that its payload lands after the RTX header and OSN.
+        let shift = 2
+        guard let length = history.copy(sequenceNumber, into: buffer, at: shift) else {
             statistics.retransmissionsMissed += 1
             return false
         }
         statistics.retransmissions += 1
-        statistics.retransmittedOctetCount += original.count - RTPHeader.fixedLength
-        guard let rtx = configuration.rtx else {
-            try emit(original)
-            return true
-        }
-        let rtxSequenceNumber = nextRTXSequenceNumber
-        nextRTXSequenceNumber &+= 1
-        let scratch = history.scratch
+        statistics.retransmittedOctetCount += length - RTPHeader.fixedLength
+        let original = UnsafeRawBufferPointer(rebasing: buffer[shift..<(shift + RTPHeader.fixedLength)])
         let header = RTPHeader(marker: original[1] & 0x80 != 0, payloadType: rtx.payloadType,
-                               sequenceNumber: rtxSequenceNumber, timestamp: original.networkUInt32(at: 4), ssrc: rtx.ssrc)
-        let start = try header.write(into: scratch)
-        scratch.storeNetwork(sequenceNumber, at: start)
-        let payload = UnsafeRawBufferPointer(rebasing: original[RTPHeader.fixedLength...])
-        scratch.copy(payload, to: start + 2)
-        try emit(UnsafeRawBufferPointer(rebasing: scratch[0..<(start + 2 + payload.count)]))
+                               sequenceNumber: nextRTXSequenceNumber, timestamp: original.networkUInt32(at: 4), ssrc: rtx.ssrc)
+        nextRTXSequenceNumber &+= 1
+        let start = try header.write(into: buffer)
+        buffer.storeNetwork(sequenceNumber, at: start)
+        try emit(shift + length)
         return true
+    }
+
+    /// `retransmit(_:into:emit:)` into a buffer of the sender's own, handing `emit` the packet; its
+    /// bytes are valid during the call only.
+    @discardableResult
+    public mutating func retransmit(_ sequenceNumber: UInt16, emit: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
+        let buffer = history.scratch
+        return try retransmit(sequenceNumber, into: buffer) { try emit(UnsafeRawBufferPointer(rebasing: buffer[0..<$0])) }
     }
 
     /// Sends the stream's last packet again, as `retransmit` does (a tail-loss probe: a receiver
     /// that lost the last packets sees the gap below it and NACKs them, RFC 4585 §6.2.1). Returns
     /// false when no packet was sent yet.
     @discardableResult
+    public mutating func resendLast(into buffer: UnsafeMutableRawBufferPointer, emit: (Int) throws -> Void) throws -> Bool {
+        guard statistics.packetCount > 0 else { return false }
+        return try retransmit(nextSequenceNumber &- 1, into: buffer, emit: emit)
+    }
+
+    /// `resendLast(into:emit:)` into a buffer of the sender's own.
+    @discardableResult
     public mutating func resendLast(emit: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
         guard statistics.packetCount > 0 else { return false }
         return try retransmit(nextSequenceNumber &- 1, emit: emit)
     }
 
-    /// Answers every sequence number a generic NACK lists (RFC 4585 §6.2.1).
-    public mutating func retransmit(_ nack: GenericNACK, emit: (UnsafeRawBufferPointer) throws -> Void) throws {
+    /// Answers every sequence number a generic NACK lists (RFC 4585 §6.2.1), each written into
+    /// `buffer` in turn.
+    public mutating func retransmit(_ nack: GenericNACK, into buffer: UnsafeMutableRawBufferPointer,
+                                    emit: (Int) throws -> Void) throws {
         for pair in nack.pairs {
-            try pair.forEachLost { try retransmit($0, emit: emit) }
+            try pair.forEachLost { try retransmit($0, into: buffer, emit: emit) }
         }
+    }
+
+    /// `retransmit(_:into:emit:)` for a NACK, into a buffer of the sender's own.
+    public mutating func retransmit(_ nack: GenericNACK, emit: (UnsafeRawBufferPointer) throws -> Void) throws {
+        let buffer = history.scratch
+        try retransmit(nack, into: buffer) { try emit(UnsafeRawBufferPointer(rebasing: buffer[0..<$0])) }
     }
 
     /// A sender report for `now` (RFC 3550 §6.4.1): the wall-clock time `wallClock`, and the RTP
@@ -159,40 +216,74 @@ public struct RTPSenderStatistics: Sendable, Hashable {
     public var retransmissionsMissed = 0
 }
 
-/// The last packets sent, in fixed slots indexed by sequence number, plus one scratch slot for
-/// building RTX packets. Copies of a history share its slots, so one sender (and its copies' owner)
-/// must use a history at a time, as a stream's sender does.
+/// What the sender needs to write its last packets again: per packet, in a fixed slot indexed by
+/// sequence number, the header and the payload format's own bytes, and where the rest of the payload
+/// lies in which frame (or, for a payload that is not one slice of its frame, the whole packet);
+/// and the last frames, kept alive. One scratch slot more serves the sender's own-buffer calls.
+/// Copies of a history share its slots, so one sender (and its copies' owner) must use a history at
+/// a time, as a stream's sender does.
 struct PacketHistory: Sendable {
     private let slots: PacketSlots
-    /// Per slot: the sequence number it holds and the packet's length (0 = empty).
-    private var sequenceNumbers: [UInt16]
-    private var lengths: [Int]
+    /// Per slot: the sequence number it holds, the packet's length (0 = empty), the bytes of it in
+    /// the slot, and for the rest the frame (its number) and where in it they start.
+    private var entries: [Entry]
+    /// The last frames sent, by frame number modulo their count, with their numbers.
+    private var frames: [(number: Int, bytes: FrameBytes?)]
+    private var nextFrameNumber = 0
 
-    init(slots count: Int, slotSize: Int) {
+    private struct Entry: Sendable {
+        var sequenceNumber: UInt16 = 0
+        var length = 0
+        var storedLength = 0
+        var frameNumber = 0
+        var frameOffset = 0
+    }
+
+    init(slots count: Int, frames frameCount: Int, slotSize: Int) {
         slots = PacketSlots(count: count, slotSize: slotSize, spare: 1)
-        sequenceNumbers = [UInt16](repeating: 0, count: slots.count)
-        lengths = [Int](repeating: 0, count: slots.count)
+        entries = [Entry](repeating: Entry(), count: slots.count)
+        var rounded = 1
+        while rounded < max(1, frameCount) { rounded <<= 1 }
+        frames = [(number: Int, bytes: FrameBytes?)](repeating: (-1, nil), count: rounded)
     }
 
     var slotSize: Int { slots.slotSize }
 
-    /// The slot for packet `sequenceNumber`, to write it into before `record`ing it.
-    func slot(for sequenceNumber: UInt16) -> UnsafeMutableRawBufferPointer { slots[slots.index(Int(sequenceNumber))] }
-
-    /// The slot after the history's, for building a packet from one in the history.
+    /// The slot after the history's, for the sender's own-buffer calls.
     var scratch: UnsafeMutableRawBufferPointer { slots[slots.count] }
 
-    /// Notes that `slot(for: sequenceNumber)` now holds that packet, `length` bytes long.
-    mutating func record(_ sequenceNumber: UInt16, length: Int) {
-        sequenceNumbers[slots.index(Int(sequenceNumber))] = sequenceNumber
-        lengths[slots.index(Int(sequenceNumber))] = length
+    /// Keeps `frame` for its packets' retransmissions (dropping the oldest frame kept); returns its number.
+    mutating func keep(_ frame: EncodedFrame) -> Int {
+        let number = nextFrameNumber
+        nextFrameNumber += 1
+        frames[number & (frames.count - 1)] = (number, FrameBytes(frame))
+        return number
     }
 
-    /// The packet numbered `sequenceNumber`, if its slot still holds it.
-    func packet(_ sequenceNumber: UInt16) -> UnsafeRawBufferPointer? {
+    /// Notes that packet `sequenceNumber` is `packet`, whose last `frameSlice.range.count` bytes are
+    /// those bytes of frame `frameSlice.frame` (nil: none are): copies the rest into its slot.
+    mutating func record(_ sequenceNumber: UInt16, _ packet: UnsafeRawBufferPointer, frameSlice: (frame: Int, range: Range<Int>)?) {
         let index = slots.index(Int(sequenceNumber))
-        guard lengths[index] > 0, sequenceNumbers[index] == sequenceNumber else { return nil }
-        return UnsafeRawBufferPointer(rebasing: slots[index][0..<lengths[index]])
+        let stored = packet.count - (frameSlice?.range.count ?? 0)
+        slots[index].copy(UnsafeRawBufferPointer(rebasing: packet[0..<stored]), to: 0)
+        entries[index] = Entry(sequenceNumber: sequenceNumber, length: packet.count, storedLength: stored,
+                               frameNumber: frameSlice?.frame ?? 0, frameOffset: frameSlice?.range.lowerBound ?? 0)
+    }
+
+    /// Writes packet `sequenceNumber` into `buffer` at `offset` (room checked by the caller) and
+    /// returns its length; nil when its slot or its frame no longer holds it.
+    func copy(_ sequenceNumber: UInt16, into buffer: UnsafeMutableRawBufferPointer, at offset: Int) -> Int? {
+        let entry = entries[slots.index(Int(sequenceNumber))]
+        guard entry.length > 0, entry.sequenceNumber == sequenceNumber else { return nil }
+        let rest = entry.length - entry.storedLength
+        if rest > 0 {
+            let kept = frames[entry.frameNumber & (frames.count - 1)]
+            guard kept.number == entry.frameNumber, let frame = kept.bytes?.bytes else { return nil }
+            buffer.copy(frame.slice(entry.frameOffset..<(entry.frameOffset + rest)), to: offset + entry.storedLength)
+        }
+        let slot = slots[slots.index(Int(sequenceNumber))]
+        buffer.copy(UnsafeRawBufferPointer(rebasing: slot[0..<entry.storedLength]), to: offset)
+        return entry.length
     }
 }
 

@@ -22,7 +22,7 @@ public struct VP8Packetizer: RTPPacketizer {
     /// The PictureID the next frame gets.
     public private(set) var nextPictureID: UInt16
 
-    private var frame: EncodedFrame?
+    private var frame: FrameBytes?
     private var offset = 0
     private var descriptor = VP8PayloadDescriptor()
 
@@ -46,24 +46,24 @@ public struct VP8Packetizer: RTPPacketizer {
         descriptor.startsPartition = true
         nextPictureID = (nextPictureID &+ 1) & Self.pictureIDMask(pictureIDMode)
         offset = 0
-        self.frame = frame
+        self.frame = FrameBytes(frame)
     }
 
     public mutating func nextPayload(into buffer: UnsafeMutableRawBufferPointer) throws(RTPPayloadError) -> PacketizedPayload? {
-        guard let frame else { return nil }
-        let bytes = frame.bytes
+        guard let bytes = frame?.bytes else { return nil }
         let headerCount = descriptor.byteCount
         let count = min(bytes.count - offset, maxPayloadSize - headerCount)
         guard buffer.count >= headerCount + count else {
             throw .outputTooSmall(needed: headerCount + count, available: buffer.count)
         }
         try descriptor.write(into: buffer)
-        FrameAssembly.copy(bytes.slice(offset..<(offset + count)), to: buffer, at: headerCount)
+        let slice = offset..<(offset + count)
+        FrameAssembly.copy(bytes.slice(slice), to: buffer, at: headerCount)
         offset += count
         descriptor.startsPartition = false
         let isLast = offset == bytes.count
         if isLast { self.frame = nil }
-        return PacketizedPayload(byteCount: headerCount + count, isLast: isLast, marker: isLast)
+        return PacketizedPayload(byteCount: headerCount + count, isLast: isLast, marker: isLast, frameSlice: slice)
     }
 
     private static func pictureIDMask(_ mode: PictureIDMode) -> UInt16 { mode == .sevenBit ? 0x7F : 0x7FFF }

@@ -10,12 +10,10 @@ import MediaSRTP
 ///
 /// Sending: the session writes a packet at the start of a buffer of its own with `rtpOverhead`
 /// (or `rtcpOverhead`) spare bytes after it; the transport protects it there, in place, and sends
-/// it. An RTP packet in the retransmission history, which must stay plain, is instead handed over
-/// with such a buffer for the transport to protect it into (copied there first if the transport
-/// protects in place only). A transport whose overhead is 0 must not write to the buffer: the session then hands it the
-/// packet straight from its retransmission history, with no copy. The session never calls the
-/// send methods concurrently with each other (its lock serialises them), so a transport needs no
-/// lock of its own for its outgoing SRTP context.
+/// it (retransmissions are written into the same buffer again: the history keeps no packet the
+/// transport could protect in its place). The session never calls the send methods concurrently
+/// with each other (its lock serialises them), so a transport needs no lock of its own for its
+/// outgoing SRTP context.
 ///
 /// Receiving is pulled: the session's caller (a handler on `SocketReactor`'s thread, the thread in
 /// `RTPReceiveSession.next(until:)`) calls `receive(timeout:_:)`, which waits for datagrams and
@@ -47,11 +45,6 @@ public protocol RTPDatagramTransport: AnyObject, Sendable {
     /// Protects the RTP packet of `length` bytes at the start of `buffer` in place and sends it.
     /// `buffer` has `rtpOverhead` bytes to spare after the packet.
     func sendRTP(_ buffer: UnsafeMutableRawBufferPointer, length: Int, at now: ClockTime) throws
-    /// Protects the RTP packet `packet` into `buffer` (room for it and `rtpOverhead` more; apart from
-    /// `packet`, which stays plain) and sends it. A transport whose SRTP can protect out of place
-    /// (RFC 3711 §3.3's cipher reading one buffer and writing another) saves the copy that the
-    /// default, `buffer` filled from `packet` and `sendRTP(_:length:at:)`, makes.
-    func sendRTP(_ packet: UnsafeRawBufferPointer, protectingInto buffer: UnsafeMutableRawBufferPointer, at now: ClockTime) throws
     /// Protects the RTCP compound packet of `length` bytes at the start of `buffer` in place and sends it.
     func sendRTCP(_ buffer: UnsafeMutableRawBufferPointer, length: Int, at now: ClockTime) throws
 
@@ -142,11 +135,6 @@ extension RTPDatagramTransport {
     public var nextDue: ClockTime? { nil }
     public var readinessDescriptors: [Int32] { [] }
     public func sendDue(until now: ClockTime) throws {}
-    public func sendRTP(_ packet: UnsafeRawBufferPointer, protectingInto buffer: UnsafeMutableRawBufferPointer,
-                        at now: ClockTime) throws {
-        buffer.copyMemory(from: packet)
-        try sendRTP(buffer, length: packet.count, at: now)
-    }
     public var sentProtection: SRTPStatistics? { nil }
     public var receivedProtection: SRTPStatistics? { nil }
     public var impairment: ImpairmentStatistics? { nil }

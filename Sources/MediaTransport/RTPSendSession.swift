@@ -23,9 +23,9 @@ import Synchronization
 /// back, sender reports while no frame goes out); so a session costs no thread. A transport the
 /// reactor cannot watch (no `readinessDescriptors`) gets a thread that loops on `serviceTransport`.
 ///
-/// The send path allocates nothing per packet once warm (without impairment): packets are written
-/// into the sender's history and sent from there (protected from there into a buffer of the
-/// session's when the transport protects them). Without `start()`, feedback and timers can be driven by
+/// The send path allocates nothing per packet once warm (without impairment): the sender writes each
+/// packet into one buffer of the session's, where the transport protects it in place, and keeps for
+/// retransmissions only its header and a reference to the frame. Without `start()`, feedback and timers can be driven by
 /// hand with `serviceTransport(timeout:)` or `receiveRTCP(_:at:)`, e.g. over an in-memory
 /// transport with a manual clock.
 public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendable {
@@ -110,9 +110,9 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
     /// The sender and what only the sending side counts.
     private struct Outgoing: @unchecked Sendable {
         var sender: RTPSender<Packetizer>
-        /// Where a packet is protected into (the history keeps the plain one), allocated once;
-        /// nil when the transport sends packets as they are.
-        var protectBuffer: UnsafeMutableRawBufferPointer?
+        /// Where the sender writes each packet and the transport protects it in place (room for the
+        /// largest packet and the transport's overhead), allocated once.
+        var packetBuffer: UnsafeMutableRawBufferPointer
         var senderReports = 0
         var tailProbes = 0
         var nextReport: ClockTime?
@@ -141,17 +141,16 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
         self.transport = transport
         self.clock = clock
         let sender = RTPSender(packetizer: packetizer, configuration: configuration.sender)
-        let overhead = transport.rtpOverhead
-        let protectBuffer = overhead > 0
-            ? UnsafeMutableRawBufferPointer.allocate(byteCount: sender.maxPacketSize + overhead, alignment: 16) : nil
-        outgoing = Locked(Outgoing(sender: sender, protectBuffer: protectBuffer))
+        let packetBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: sender.maxPacketSize + transport.rtpOverhead,
+                                                                 alignment: 16)
+        outgoing = Locked(Outgoing(sender: sender, packetBuffer: packetBuffer))
         // The stream starts with a keyframe: receivers heard within the first interval had it.
         receivers = Locked(ReceiversHeard(lastKeyframe: clock.now))
     }
 
     deinit {
         close()
-        outgoing.withLock { $0.protectBuffer?.deallocate() }
+        outgoing.withLock { $0.packetBuffer.deallocate() }
     }
 
     /// Starts reading RTCP. Frames can be sent before, but feedback is answered only after.
@@ -216,8 +215,8 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
         let now = clock.now
         guard let tracer else {
             try outgoing.withLock { outgoing in
-                let protectBuffer = outgoing.protectBuffer, now = outgoing.transmissionTime(now)
-                try outgoing.sender.send(frame, at: now) { try transmit($0, at: now, protectingIn: protectBuffer) }
+                let buffer = outgoing.packetBuffer, now = outgoing.transmissionTime(now)
+                try outgoing.sender.send(frame, at: now, into: buffer) { try transmit(buffer, $0, at: now) }
                 try sendReportIfDue(at: now, outgoing: &outgoing)
             }
             return
@@ -227,11 +226,11 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
         // Each packet's time is read before it goes out: the receiver may have it before `send` returns.
         var sent = (first: ClockTime?.none, last: ClockTime.zero)
         try outgoing.withLock { outgoing in
-            let protectBuffer = outgoing.protectBuffer, now = outgoing.transmissionTime(now)
-            try outgoing.sender.send(frame, at: now) { packet in
+            let buffer = outgoing.packetBuffer, now = outgoing.transmissionTime(now)
+            try outgoing.sender.send(frame, at: now, into: buffer) { length in
                 sent.last = tracer.now
                 if sent.first == nil { sent.first = sent.last }
-                try transmit(packet, at: now, protectingIn: protectBuffer)
+                try transmit(buffer, length, at: now)
             }
             try sendReportIfDue(at: now, outgoing: &outgoing)
         }
@@ -336,23 +335,18 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
 
     // MARK: Sending
 
-    /// Hands `packet` to the transport: protected into `protectBuffer` (the history keeps the plain
-    /// one), else straight from the history.
-    private func transmit(_ packet: UnsafeRawBufferPointer, at now: ClockTime, protectingIn protectBuffer: UnsafeMutableRawBufferPointer?) throws {
-        guard let protectBuffer else {
-            // A transport with no overhead does not write to the buffer (`RTPDatagramTransport`).
-            try transport.sendRTP(UnsafeMutableRawBufferPointer(mutating: packet), length: packet.count, at: now)
-            return
-        }
-        try transport.sendRTP(packet, protectingInto: protectBuffer, at: now)
+    /// Hands the packet of `length` bytes at the start of `buffer` to the transport, which protects
+    /// it there in place and sends it.
+    private func transmit(_ buffer: UnsafeMutableRawBufferPointer, _ length: Int, at now: ClockTime) throws {
+        try transport.sendRTP(buffer, length: length, at: now)
     }
 
     /// Sends the stream's last packet again (as RTX when configured, RFC 4588 §4).
     private func sendTailProbe() {
         let now = clock.now
         outgoing.withLock { outgoing in
-            let protectBuffer = outgoing.protectBuffer, now = outgoing.transmissionTime(now)
-            if (try? outgoing.sender.resendLast { try transmit($0, at: now, protectingIn: protectBuffer) }) == true {
+            let buffer = outgoing.packetBuffer, now = outgoing.transmissionTime(now)
+            if (try? outgoing.sender.resendLast(into: buffer) { try transmit(buffer, $0, at: now) }) == true {
                 outgoing.tailProbes += 1
             }
         }
@@ -427,8 +421,8 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
             case .genericNACK(let nack) where nack.mediaSSRC == ssrc:
                 heard.withLock { $0.nacksReceived += 1 }
                 outgoing.withLock { outgoing in
-                    let protectBuffer = outgoing.protectBuffer, now = outgoing.transmissionTime(now)
-                    try? outgoing.sender.retransmit(nack) { try transmit($0, at: now, protectingIn: protectBuffer) }
+                    let buffer = outgoing.packetBuffer, now = outgoing.transmissionTime(now)
+                    try? outgoing.sender.retransmit(nack, into: buffer) { try transmit(buffer, $0, at: now) }
                 }
             case .pictureLossIndication(let pli) where pli.mediaSSRC == ssrc:
                 heard.withLock { $0.pliReceived += 1 }

@@ -107,14 +107,6 @@ public final class UDPRTPTransport: RTPDatagramTransport, @unchecked Sendable {
         try send(UnsafeRawBufferPointer(rebasing: buffer[0..<(outbound?.protect(buffer, length: length) ?? length)]), at: now)
     }
 
-    /// Protected straight from `packet` into `buffer` (`SRTPSession.protect(_:into:)`): no copy first.
-    public func sendRTP(_ packet: UnsafeRawBufferPointer, protectingInto buffer: UnsafeMutableRawBufferPointer,
-                        at now: ClockTime) throws {
-        guard remote != nil else { throw SocketError.noDestination }
-        guard let outbound else { return try send(packet, at: now) }
-        try send(UnsafeRawBufferPointer(rebasing: buffer[0..<outbound.protect(packet, into: buffer)]), at: now)
-    }
-
     /// Sends the RTP `packet`, ready to go, through the impairment if there is one.
     private func send(_ packet: UnsafeRawBufferPointer, at now: ClockTime) throws {
         guard let remote else { throw SocketError.noDestination }

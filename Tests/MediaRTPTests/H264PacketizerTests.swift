@@ -197,7 +197,8 @@ import Testing
         let large = UnsafeMutableRawBufferPointer.allocate(byteCount: 100, alignment: 1)
         defer { large.deallocate() }
         let payload = try #require(try packetizer.nextPayload(into: large))
-        #expect(payload == PacketizedPayload(byteCount: 60, isLast: true, marker: true))
+        // The whole unit, after the 4-byte start code: a slice of the frame.
+        #expect(payload == PacketizedPayload(byteCount: 60, isLast: true, marker: true, frameSlice: 4..<64))
         #expect(Array(large.prefix(60)) == Self.idr(60))
     }
 

@@ -117,6 +117,98 @@ import Testing
         #expect(sender.statistics.retransmissionsMissed == 2)
     }
 
+    /// The history keeps a packet's header and descriptor and a reference to its frame: a frame
+    /// older than `historyFrames` takes its packets with it, even with slots to spare.
+    @Test func packetsOfFramesOlderThanTheFrameHistoryAreNotResent() throws {
+        var sender = RTPSender(packetizer: try VP8Packetizer(maxPayloadSize: 1000),
+                               configuration: .init(payloadType: 96, ssrc: 7, initialSequenceNumber: 0, historySize: 64,
+                                                    historyFrames: 2))
+        var sent: [[UInt8]] = []
+        for index in 0..<3 { sent += try Self.send(Self.frame(index, size: 1500), with: &sender) }
+        var resent: [[UInt8]] = []
+        // Six packets, two per frame: frame 0's (0, 1) are gone with it; frames 1 and 2 are kept.
+        for sequence: UInt16 in 0..<6 { try sender.retransmit(sequence) { resent.append(Array($0)) } }
+        #expect(resent == Array(sent[2...]))
+        #expect(sender.statistics.retransmissionsMissed == 2 && sender.statistics.retransmissions == 4)
+    }
+
+    /// A packet written into the caller's buffer is the one `send(_:at:emit:)` hands over, and is
+    /// written again the same (or as RTX) into another buffer, past the next frame's packets.
+    @Test func packetsWrittenIntoTheCallersBufferAreResentTheSame() throws {
+        var sender = try Self.sender(rtx: (97, 0xABCD_EF01))
+        var reference = try Self.sender(rtx: (97, 0xABCD_EF01))
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: sender.maxPacketSize, alignment: 16)
+        defer { buffer.deallocate() }
+        var written: [[UInt8]] = []
+        let frame = Self.frame(0, size: 2500)
+        try sender.send(frame, at: .zero, into: buffer) { written.append(Array(buffer[0..<$0])) }
+        #expect(written == (try Self.send(frame, with: &reference)))
+        _ = try Self.send(Self.frame(1, size: 2500), with: &sender)
+        #expect(throws: RTPPacketError.bufferTooSmall(needed: sender.maxPacketSize, available: 100)) {
+            try sender.retransmit(65534, into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<100])) { _ in }
+        }
+        var again: [[UInt8]] = []
+        try sender.retransmit(65535, into: buffer) { again.append(Array(buffer[0..<$0])) }
+        try reference.retransmit(65535) { again.append(Array($0)) }
+        let rtx = try RTPPacket(parsing: again[0])
+        // The same but for the RTX sequence number, which starts at random in each sender.
+        #expect(again[0].count == again[1].count && again[0][..<2] == again[1][..<2] && again[0][4...] == again[1][4...])
+        #expect(Array(again[0][rtx.payloadRange].dropFirst(2)) == Array(written[1][12...]))
+    }
+
+    /// A pooled frame stays out of its pool while its packets may be resent: the pool hands out
+    /// other buffers, and the retransmission carries the frame's bytes.
+    @Test func aSentFrameIsHeldFromItsPoolForRetransmission() throws {
+        let pool = BufferPool(name: "encoder")
+        var sender = try Self.sender()
+        let bytes = (0..<1800).map { UInt8(truncatingIfNeeded: $0 * 7) | 1 }
+        let frame = bytes.withUnsafeBytes {
+            EncodedFrame(codec: .vp8, isKeyframe: false, pts: MediaTime(0, timebase: Self.timebase), copying: $0, pool: pool)
+        }
+        let packets = try Self.send(frame, with: &sender)
+        let buffer = frame.buffer
+        _ = consume frame
+        let next = pool.acquire(capacity: 1800)
+        #expect(next !== buffer)
+        next.storage.initializeMemory(as: UInt8.self, repeating: 0)
+        var resent: [[UInt8]] = []
+        try sender.retransmit(65535) { resent.append(Array($0)) }
+        #expect(resent == [packets[1]])
+    }
+
+    /// Every payload format says truthfully which bytes of the frame end each payload.
+    @Test func frameSlicesAreTheFramesBytesAtThePayloadsEnd() throws {
+        func check<P: RTPPacketizer>(_ packetizer: inout P, _ frame: EncodedFrame) throws -> (slices: Int, payloads: Int) {
+            try packetizer.startFrame(frame)
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: packetizer.maxPayloadSize, alignment: 1)
+            defer { buffer.deallocate() }
+            var counts = (slices: 0, payloads: 0)
+            while let payload = try packetizer.nextPayload(into: buffer) {
+                counts.payloads += 1
+                guard let slice = payload.frameSlice else { continue }
+                counts.slices += 1
+                #expect(slice.count <= payload.byteCount)
+                #expect(Array(buffer[(payload.byteCount - slice.count)..<payload.byteCount]) == Array(frame.bytes[slice]))
+            }
+            return counts
+        }
+        var vp8 = try VP8Packetizer(maxPayloadSize: 700)
+        #expect(try check(&vp8, Self.frame(0, size: 2000)) == (3, 3))
+        var opus = try OpusPacketizer()
+        let opusFrame = [UInt8](repeating: 0x5A, count: 80).withUnsafeBytes {
+            EncodedFrame(codec: .opus, isKeyframe: true, pts: MediaTime(0, timebase: Rational(1, 48_000)), copying: $0, pool: nil)
+        }
+        #expect(try check(&opus, opusFrame) == (1, 1))
+        // SPS and PPS go together in a STAP-A (no slice), the IDR slice in FU-As (slices of it).
+        var h264 = try H264Packetizer(maxPayloadSize: 500)
+        var annexB: [UInt8] = [0, 0, 0, 1, 0x67, 0x42, 0xC0, 0x1F, 0, 0, 0, 1, 0x68, 0xCE, 0x3C, 0x80, 0, 0, 0, 1, 0x65]
+        annexB += (0..<1200).map { UInt8(truncatingIfNeeded: $0 * 13) | 0x01 }
+        let idr = annexB.withUnsafeBytes {
+            EncodedFrame(codec: .h264, isKeyframe: true, pts: MediaTime(0, timebase: Self.timebase), copying: $0, pool: nil)
+        }
+        #expect(try check(&h264, idr) == (3, 4))
+    }
+
     /// RFC 3550 §6.4.1: the report's RTP timestamp is the one of the same instant as its NTP time.
     @Test func senderReportsMapWallClockToMediaTime() throws {
         var sender = try Self.sender()
