@@ -13,14 +13,18 @@ final class OpenSSLSRTP {
     private let rtcp: SessionKeys
     private let protects: Bool
     private let replayWindow: Int
-    private var streams: [UInt32: Stream] = [:]
+    /// Every SSRC's stream, in the order they came, found by `streamIndex(for:creating:)`. Values
+    /// changed in place: a packet costs no reference counting and (one user at a time, as
+    /// `SRTPSession` requires) no exclusivity check.
+    @exclusivity(unchecked) private var streams: [Stream] = []
+    private var streamIndices: [UInt32: Int] = [:]
     /// The last stream used, found without hashing when the next packet has the same SSRC.
-    private var recent: (ssrc: UInt32, stream: Stream)?
+    @exclusivity(unchecked) private var recent: (ssrc: UInt32, index: Int)?
     /// IV and tag scratch.
     private let scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: 64)
 
     /// What one SSRC has sent or received so far.
-    final class Stream {
+    struct Stream {
         var rtp: RTPReplayWindow
         var rtcp = RTCPReplayWindow()
         init(window: Int) { rtp = RTPReplayWindow(size: window) }
@@ -47,12 +51,12 @@ final class OpenSSLSRTP {
     func protectRTP(_ source: UnsafePointer<UInt8>, into packet: UnsafeMutablePointer<UInt8>, length: Int) throws(SRTPError) -> Int {
         let headerLength = try Self.rtpHeaderLength(source, length, trailer: 0)
         let ssrc = Self.read32(source + 8)
-        let stream = stream(for: ssrc, creating: true)!
-        let (index, delta) = stream.rtp.estimate(Self.read16(source + 2))
-        switch stream.rtp.check(delta) {
+        let stream = streamIndex(for: ssrc, creating: true)!
+        let (index, delta) = streams[stream].rtp.estimate(Self.read16(source + 2))
+        switch streams[stream].rtp.check(delta) {
         case .tooOld: throw .replayed(tooOld: true)
         case .seen: break  // the same packet again (a retransmission): the same bytes again
-        case .fresh: stream.rtp.add(delta)
+        case .fresh: streams[stream].rtp.add(delta)
         }
         if UnsafePointer(packet) != source { packet.update(from: source, count: headerLength) }
         let plain = source + headerLength, payload = packet + headerLength, payloadLength = length - headerLength
@@ -76,11 +80,11 @@ final class OpenSSLSRTP {
         // header must leave room for the tag.
         let headerLength = try Self.rtpHeaderLength(source, length, trailer: 0)
         let ssrc = Self.read32(source + 8), sequence = Self.read16(source + 2)
-        let known = stream(for: ssrc, creating: false)
+        let known = streamIndex(for: ssrc, creating: false)
         // A stranger's first packet is checked against a fresh window: index = sequence number.
-        let (index, delta) = known?.rtp.estimate(sequence) ?? (UInt64(sequence), Int(sequence))
+        let (index, delta) = known.map { streams[$0].rtp.estimate(sequence) } ?? (UInt64(sequence), Int(sequence))
         if let known {
-            switch known.rtp.check(delta) {
+            switch streams[known].rtp.check(delta) {
             case .tooOld: throw .replayed(tooOld: true)
             case .seen: throw .replayed(tooOld: false)
             case .fresh: break
@@ -103,7 +107,7 @@ final class OpenSSLSRTP {
             if UnsafePointer(packet) != source { packet.update(from: source, count: headerLength) }
             try rtp.applyKeystream(iv: scratch, encrypted, into: payload, payloadLength)
         }
-        (known ?? stream(for: ssrc, creating: true)!).rtp.add(delta)
+        streams[known ?? streamIndex(for: ssrc, creating: true)!].rtp.add(delta)
         return protectedLength
     }
 
@@ -114,7 +118,7 @@ final class OpenSSLSRTP {
     func protectRTCP(_ packet: UnsafeMutablePointer<UInt8>, length: Int) throws(SRTPError) -> Int {
         guard length >= 8 else { throw .malformed("RTCP packet of \(length) bytes, shorter than its header") }
         let ssrc = Self.read32(packet + 4)
-        guard let index = stream(for: ssrc, creating: true)!.rtcp.next() else {
+        guard let index = streams[streamIndex(for: ssrc, creating: true)!].rtcp.next() else {
             throw .library(code: 0, operation: "SRTCP index exhausted (the key must change)")
         }
         let trailer = 0x8000_0000 | index  // E: encrypted
@@ -143,9 +147,9 @@ final class OpenSSLSRTP {
         let index = trailer & 0x7FFF_FFFF, encrypted = trailer & 0x8000_0000 != 0
         // AES-CM sessions encrypt SRTCP, so its E flag must be set (libsrtp refuses it too).
         guard encrypted || rtcp.isAEAD else { throw .malformed("SRTCP packet without the E flag in an encrypting session") }
-        let known = stream(for: ssrc, creating: false)
+        let known = streamIndex(for: ssrc, creating: false)
         if let known {
-            switch known.rtcp.check(index) {
+            switch streams[known].rtcp.check(index) {
             case .tooOld: throw .replayed(tooOld: true)
             case .seen: throw .replayed(tooOld: false)
             case .fresh: break
@@ -168,23 +172,24 @@ final class OpenSSLSRTP {
             guard CRYPTO_memcmp(scratch + 20, packet + trailerAt + 4, rtcp.tagLength) == 0 else { throw .authenticationFailed }
             try rtcp.applyKeystream(iv: scratch, packet + 8, into: packet + 8, rtcpLength - 8)
         }
-        (known ?? stream(for: ssrc, creating: true)!).rtcp.add(index)
+        streams[known ?? streamIndex(for: ssrc, creating: true)!].rtcp.add(index)
         return rtcpLength
     }
 
     // MARK: Streams and packets
 
-    private func stream(for ssrc: UInt32, creating: Bool) -> Stream? {
-        if let recent, recent.ssrc == ssrc { return recent.stream }
-        if let found = streams[ssrc] {
+    /// Where the stream of `ssrc` is in `streams`; made first when `creating`.
+    private func streamIndex(for ssrc: UInt32, creating: Bool) -> Int? {
+        if let recent, recent.ssrc == ssrc { return recent.index }
+        if let found = streamIndices[ssrc] {
             recent = (ssrc, found)
             return found
         }
         guard creating else { return nil }
-        let made = Stream(window: replayWindow)
-        streams[ssrc] = made
-        recent = (ssrc, made)
-        return made
+        streams.append(Stream(window: replayWindow))
+        streamIndices[ssrc] = streams.count - 1
+        recent = (ssrc, streams.count - 1)
+        return streams.count - 1
     }
 
     /// The length of the RTP header with its CSRCs and extension (RFC 3550 §5.1, §5.3.1), which must

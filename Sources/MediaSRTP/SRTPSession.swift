@@ -67,16 +67,16 @@ public final class SRTPSession {
     public let rtpOverhead: Int
     /// Bytes `protectRTCP` adds to an RTCP packet: E flag and index, MKI, tag.
     public let rtcpOverhead: Int
-    public private(set) var statistics = SRTPStatistics()
+    /// One user at a time (see above): counted with no exclusivity check per packet.
+    @exclusivity(unchecked) public private(set) var statistics = SRTPStatistics()
     /// Which code does the cryptography: `.openSSL` unless asked otherwise or the key has an MKI.
     public let implementation: SRTPImplementation
 
     /// The code doing the cryptography: Sluice's on OpenSSL, or a libsrtp session freed in `deinit`.
-    private enum Engine {
-        case openSSL(OpenSSLSRTP)
-        case libsrtp(srtp_t)
-    }
-    private let engine: Engine
+    /// The implementation at work: one of the two is set. Two constants rather than an enum with
+    /// payloads, whose `switch` would retain the OpenSSL object on every packet.
+    private let openSSL: OpenSSLSRTP?
+    private let libsrtp: srtp_t?
     private let usesMKI: UInt32
 
     /// A session for `direction` with `key`, whose lengths must be `profile`'s.
@@ -100,12 +100,13 @@ public final class SRTPSession {
         rtcpOverhead = profile.rtcpOverhead + mki.count
         if implementation == .openSSL && mki.isEmpty {
             self.implementation = .openSSL
-            engine = .openSSL(try OpenSSLSRTP(profile: profile, key: key, protects: direction == .sender,
-                                              replayWindow: replayWindow))
+            openSSL = try OpenSSLSRTP(profile: profile, key: key, protects: direction == .sender, replayWindow: replayWindow)
+            libsrtp = nil
             return
         }
         self.implementation = .libsrtp
-        engine = .libsrtp(try Self.libsrtpContext(profile: profile, key: key, direction: direction, replayWindow: replayWindow))
+        openSSL = nil
+        libsrtp = try Self.libsrtpContext(profile: profile, key: key, direction: direction, replayWindow: replayWindow)
     }
 
     private static func libsrtpContext(profile: SRTPProfile, key: SRTPKeyMaterial, direction: Direction,
@@ -144,7 +145,7 @@ public final class SRTPSession {
     }
 
     deinit {
-        if case .libsrtp(let context) = engine { srtp_dealloc(context) }
+        if let libsrtp { srtp_dealloc(libsrtp) }
     }
 
     /// Protects the RTP packet in `buffer[0..<length]` in place (RFC 3711 §3.3; RFC 7714 §8): returns the
@@ -228,21 +229,19 @@ public final class SRTPSession {
         guard length >= 0, length + added <= buffer.count, length <= Int32.max, let base = buffer.baseAddress else {
             throw .bufferTooSmall(needed: max(length, 0) + added, available: buffer.count)
         }
-        switch engine {
-        case .openSSL(let openSSL):
+        guard let libsrtp else {
             let bytes = base.assumingMemoryBound(to: UInt8.self)
             let packet = source?.assumingMemoryBound(to: UInt8.self) ?? UnsafePointer(bytes)
             return switch operation {
-            case .protectRTP: try openSSL.protectRTP(packet, into: bytes, length: length)
-            case .unprotectRTP: try openSSL.unprotectRTP(packet, into: bytes, length: length)
-            case .protectRTCP: try openSSL.protectRTCP(bytes, length: length)
-            case .unprotectRTCP: try openSSL.unprotectRTCP(bytes, length: length)
+            case .protectRTP: try openSSL!.protectRTP(packet, into: bytes, length: length)
+            case .unprotectRTP: try openSSL!.unprotectRTP(packet, into: bytes, length: length)
+            case .protectRTCP: try openSSL!.protectRTCP(bytes, length: length)
+            case .unprotectRTCP: try openSSL!.unprotectRTCP(bytes, length: length)
             }
-        case .libsrtp(let context):
-            // libsrtp transforms in place only: a packet elsewhere is copied in first.
-            if let source, source != UnsafeRawPointer(base) { base.copyMemory(from: source, byteCount: length) }
-            return try callLibsrtp(context, operation, base, length)
         }
+        // libsrtp transforms in place only: a packet elsewhere is copied in first.
+        if let source, source != UnsafeRawPointer(base) { base.copyMemory(from: source, byteCount: length) }
+        return try callLibsrtp(libsrtp, operation, base, length)
     }
 
     private func callLibsrtp(_ context: srtp_t, _ operation: Operation, _ base: UnsafeMutableRawPointer,
