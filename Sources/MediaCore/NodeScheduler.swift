@@ -94,7 +94,8 @@ final class NodeScheduler: @unchecked Sendable {
 
     /// A worker's thread-local state: its next slot.
     final class Worker {
-        unowned let scheduler: NodeScheduler
+        /// Unchecked: a worker lives inside `work(retiring:)`, a method of the scheduler, whose thread holds it.
+        unowned(unsafe) let scheduler: NodeScheduler
         /// Nodes this worker woke, which it runs next, in order, unseen by the other workers.
         var local = Deque<NodeRunner>(minimumCapacity: NodeScheduler.localCapacity)
         var streak = 0
