@@ -86,7 +86,7 @@ public final class Graph: @unchecked Sendable {
         let edge = Edge<Item>(capacity: edgeCapacity, from: port.runner, to: runner)
         port.runner.attachOutput(edge)
         port.runner.downstream.append(runner)
-        runner.upstream = port.runner
+        runner.upstream = port.runner.link
         return edge
     }
 
@@ -146,11 +146,8 @@ public final class Graph: @unchecked Sendable {
 
     private func context(for runner: NodeRunner) -> NodeContext {
         if let tracing { runner.trace(with: tracing) }
-        return NodeContext(nodeName: runner.name, clock: clock, tracing: tracing, wake: { [weak runner] in runner?.wake() }) {
-            [weak runner] event in
-            guard let runner else { return }
-            if let upstream = runner.upstream { upstream.post(event) } else { runner.eventsUnhandled.add(1, ordering: .relaxed) }
-        }
+        let link = runner.link
+        return NodeContext(nodeName: runner.name, clock: clock, tracing: tracing, wake: { link.wake() }) { link.postUpstream($0) }
     }
 
     /// The format negotiated on the output of `node` (after `build()`).

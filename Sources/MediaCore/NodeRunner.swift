@@ -17,10 +17,14 @@ enum StepResult {
 class NodeRunner: @unchecked Sendable {
     let name: String
     var node: any MediaNode { fatalError("subclass") }
-    /// Where this node's unhandled upstream events go. Weak: the graph owns its runners, and
-    /// `downstream` points the other way (both strong made every graph's nodes a cycle that
-    /// outlived it: each call of pipebench's scale.audio left 2.8 MiB behind).
-    weak var upstream: NodeRunner?
+    /// Where this node's unhandled upstream events go: the upstream runner's link, which does not
+    /// keep it (the graph owns its runners, and `downstream` points the other way; both strong made
+    /// every graph's nodes a cycle that outlived it: each call of pipebench's scale.audio left
+    /// 2.8 MiB behind).
+    var upstream: RunnerLink?
+    /// How this runner is reached by what may outlive it: its upstream's downstream runners, its
+    /// node's context. Severed when the runner goes.
+    private(set) lazy var link = RunnerLink(self)
     var downstream: [NodeRunner] = []
     var inputFormat: MediaFormat?
     var outputFormat: MediaFormat?
@@ -38,7 +42,12 @@ class NodeRunner: @unchecked Sendable {
     /// The stage the runtime records for this node's items (a source's output, a sink's input).
     var traced: (tracer: FrameTracer, stage: FrameStage)?
 
-    init(name: String) { self.name = name }
+    init(name: String) {
+        self.name = name
+        _ = link  // made here, on the thread that builds the graph, not by whoever asks first
+    }
+
+    deinit { link.sever() }
 
     /// Records the stage `tracing` gives this kind of node, if any.
     func trace(with tracing: FrameTracing) {}
@@ -143,7 +152,7 @@ class NodeRunner: @unchecked Sendable {
             mailCount.store(0, ordering: .relaxed)
         }
         for event in pendingEvents where try !node.handle(event) {
-            if let upstream { upstream.post(event) } else { eventsUnhandled.add(1, ordering: .relaxed) }
+            if upstream?.post(event) != true { eventsUnhandled.add(1, ordering: .relaxed) }
         }
         pendingEvents.removeAll(keepingCapacity: true)
     }
@@ -380,4 +389,40 @@ extension NodeRunner {
             return try finish()
         }
     }
+}
+
+/// A runner, reached without a reference that keeps it or a weak one: a weak reference gives its
+/// target a side table, and every retain and release of a runner (a few per item) then takes the
+/// slow path. The runner severs its link as it goes; a call through a severed link does nothing.
+/// While a call holds the lock the runner cannot finish going, and a runner that is going is in no
+/// run (a run holds its runners), so a wake-up then schedules nothing.
+final class RunnerLink: @unchecked Sendable {
+    private let lock = Locked(())
+    private unowned(unsafe) var runner: NodeRunner?
+
+    init(_ runner: NodeRunner) { self.runner = runner }
+
+    /// Makes the runner run again soon, if it is still there.
+    func wake() { lock.withLock { _ in runner?.wake() } }
+
+    /// Queues `event` for the runner; false when it is gone.
+    func post(_ event: UpstreamEvent) -> Bool {
+        lock.withLock { _ in
+            guard let runner else { return false }
+            runner.post(event)
+            return true
+        }
+    }
+
+    /// Sends `event` from the runner's node to its upstream (a node's context does this); counted
+    /// as unhandled when there is none. Locks are taken downstream first, then upstream: a graph has
+    /// no cycle, so two calls cannot wait on each other.
+    func postUpstream(_ event: UpstreamEvent) {
+        lock.withLock { _ in
+            guard let runner else { return }
+            if runner.upstream?.post(event) != true { runner.eventsUnhandled.add(1, ordering: .relaxed) }
+        }
+    }
+
+    func sever() { lock.withLock { _ in runner = nil } }
 }

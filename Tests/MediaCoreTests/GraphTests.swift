@@ -183,6 +183,25 @@ import TestSupport
         #expect(report["pattern"]?.unhandledEvents == 1)
     }
 
+    /// A node may keep its context past its graph: waking the node or sending upstream through it
+    /// then does nothing, and the graph's runners and other nodes are freed all the same.
+    @Test(arguments: [false, true])
+    func aContextKeptPastItsGraphDoesNothing(threaded: Bool) throws {
+        let sink = CollectingSink()
+        weak var weakSource: PatternSource?
+        do {
+            let graph = threaded ? Graph() : Graph(clock: ManualClock())
+            let source = PatternSource(count: 3)
+            weakSource = source
+            graph.add(sink, input: graph.add(source))
+            _ = threaded ? try graph.run() : try graph.runDeterministic()
+            #expect(sink.indices.count == 3)
+        }
+        #expect(weakSource == nil, "the source outlived its graph")
+        sink.keptContext.wake()
+        sink.keptContext.sendUpstream(.keyframeRequest)
+    }
+
     @Test func applicationsCanPostEventsToANode() throws {
         let graph = Graph(clock: ManualClock())
         let source = PatternSource(count: 5)

@@ -106,6 +106,9 @@ final class CollectingSink: MediaSink {
 
     init(name: String = "collector") { self.name = name }
 
+    /// The context the graph gave it, kept for as long as the sink lives.
+    var keptContext: NodeContext { context }
+
     var inputCaps: Caps { accepted }
     func start(input: MediaFormat, context: NodeContext) throws { self.context = context }
 
