@@ -30,11 +30,14 @@ public final class FrameBuffer: @unchecked Sendable {
 
 /// Recycles frame storage so that steady-state processing allocates nothing.
 ///
-/// The pool keeps every buffer it made. `acquire(capacity:)` hands out one that nobody else holds
-/// any more (its only reference is the pool's) and is large enough; only when there is none does it
-/// allocate, rounding up to a power of two for variable-size users such as encoders. Neither the
-/// bytes nor the buffer object are allocated again once a pipeline is warm: `allocations` stops
-/// growing, which tests and benchmarks check.
+/// The pool keeps every buffer it made. `acquire(capacity:)` hands out the smallest one that nobody
+/// else holds any more (its only reference is the pool's) and is large enough; only when there is
+/// none does it allocate, rounding up to a power of two for variable-size users such as encoders.
+/// Neither the bytes nor the buffer object are allocated again once a pipeline is warm:
+/// `allocations` stops growing, which tests and benchmarks check. Smallest, not first: an encoder's
+/// delta frames taking the free buffers its keyframes had made left the next keyframe none, and
+/// its new one replaced a small buffer, so that over a long call every buffer grew to keyframe size
+/// (a sender keeps its last frames for retransmissions, so its pool holds many).
 public final class BufferPool: Sendable {
     public let name: String
     private let state = Locked(State())
@@ -50,20 +53,27 @@ public final class BufferPool: Sendable {
     public func acquire(capacity: Int) -> FrameBuffer {
         state.withLock { state in
             // Through a buffer pointer: the array's own accessors allocate when not specialised.
+            // No free buffer can fit better than the size a new one would have.
+            let ideal = Swift.max(64, capacity.nextPowerOfTwo)
             let (free, tooSmall) = state.buffers.withUnsafeMutableBufferPointer { buffers in
-                var tooSmall: Int?
+                var best: Int?, tooSmall: Int?
                 for index in buffers.indices where isKnownUniquelyReferenced(&buffers[index]) {
-                    if buffers[index].capacity >= capacity { return (buffers[index] as FrameBuffer?, tooSmall) }
-                    tooSmall = tooSmall ?? index
+                    let size = buffers[index].capacity
+                    guard size >= capacity else {
+                        tooSmall = tooSmall ?? index
+                        continue
+                    }
+                    if best.map({ size < buffers[$0].capacity }) ?? true { best = index }
+                    if size <= ideal { break }
                 }
-                return (nil, tooSmall)
+                return (best.map { buffers[$0] as FrameBuffer? } ?? nil, tooSmall)
             }
             if let free {
                 free.count = capacity
                 return free
             }
             state.allocations += 1
-            let fresh = FrameBuffer(capacity: Swift.max(64, capacity.nextPowerOfTwo))
+            let fresh = FrameBuffer(capacity: ideal)
             fresh.count = capacity
             // A free buffer that is too small is replaced, so the pool does not grow without bound.
             if let tooSmall { state.buffers[tooSmall] = fresh } else { state.buffers.append(fresh) }

@@ -20,7 +20,11 @@ public struct RTPSender<Packetizer: RTPPacketizer>: Sendable {
         /// Packets kept for retransmission; rounded up to a power of two.
         public var historySize: Int
         /// Frames whose packets can be sent again (rounded up to a power of two): a packet of an
-        /// older frame is no longer kept, even if `historySize` has room for it.
+        /// older frame is no longer kept, even if `historySize` has room for it. 32 holds over a
+        /// second of 30 fps video, the longest a receiver's jitter buffer waits for a packet by
+        /// default, and 0.64 s of 20 ms audio. The sender keeps these frames' buffers: at 128 a
+        /// two-minute impaired call's memory grew 2.5-3.1% after warm-up, at 32 1.35-1.40%, as it
+        /// did when the history kept copies.
         public var historyFrames: Int
         /// Retransmissions as RTX (RFC 4588): their payload type and SSRC; nil resends packets as they were.
         public var rtx: (payloadType: UInt8, ssrc: UInt32)? {
@@ -33,7 +37,7 @@ public struct RTPSender<Packetizer: RTPPacketizer>: Sendable {
         public init(payloadType: UInt8, ssrc: UInt32 = .random(in: 1...UInt32.max),
                     initialSequenceNumber: UInt16 = .random(in: 0...UInt16.max),
                     timestampOffset: UInt32 = .random(in: 0...UInt32.max), historySize: Int = 1024,
-                    historyFrames: Int = 128, rtx: (payloadType: UInt8, ssrc: UInt32)? = nil) {
+                    historyFrames: Int = 32, rtx: (payloadType: UInt8, ssrc: UInt32)? = nil) {
             self.payloadType = payloadType
             self.ssrc = ssrc
             self.initialSequenceNumber = initialSequenceNumber

@@ -157,6 +157,22 @@ import Testing
         #expect(pool.outstanding == 0)
     }
 
+    /// Of the free buffers large enough, the smallest goes out: small frames leave the large buffers
+    /// to the large ones, and an encoder's pool does not grow every buffer to keyframe size.
+    @Test func poolHandsOutTheSmallestFreeBufferThatFits() {
+        let pool = BufferPool(name: "encoder")
+        var held = [pool.acquire(capacity: 30_000), pool.acquire(capacity: 3_000), pool.acquire(capacity: 30_000)]
+        held.removeAll()
+        #expect(pool.allocations == 3)
+        // A delta frame takes the 4 KB buffer though a 32 KB one comes first; a keyframe then finds
+        // a 32 KB one free, and nothing is allocated.
+        let delta = pool.acquire(capacity: 3_500)
+        let keyframe = pool.acquire(capacity: 20_000)
+        #expect(delta.capacity == 4096 && keyframe.capacity == 32_768)
+        #expect(pool.allocations == 3)
+        _ = (delta, keyframe)
+    }
+
     @Test func psnrOfIdenticalAndShiftedPictures() {
         let pool = BufferPool(name: "psnr")
         let a = VideoFrame(width: 16, height: 16, pts: .zero(Rational(1, 1)), pool: pool)
