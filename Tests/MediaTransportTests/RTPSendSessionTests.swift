@@ -177,13 +177,16 @@ import Testing
                                          clock: LaggingClock())
         session.start()
         let stop = Atomic<Bool>(false)
+        let sent = Atomic<Int>(0)
         let nacker = Thread {
-            var sequence: UInt16 = 100
+            var back = 0
             while !stop.load(ordering: .relaxed) {
+                // A packet of one of the last frames sent (three packets each): still in the history.
+                let sequence = UInt16(truncatingIfNeeded: 100 + max(0, 3 * sent.load(ordering: .relaxed) - 1 - back))
                 try? Self.send([.receiverReport(ReceiverReport(ssrc: 5)),
                                 .genericNACK(GenericNACK(senderSSRC: 5, mediaSSRC: Self.ssrc, lostSequenceNumbers: [sequence]))],
                                from: receiver, to: session)
-                sequence = 100 &+ (sequence &- 99) % 60
+                back = (back + 1) % 12
                 usleep(50)
             }
         }
@@ -193,6 +196,7 @@ import Testing
         while SystemClock().now < end {
             try session.send(Self.keyframe(size: 1200))
             frames += 1
+            sent.store(frames, ordering: .relaxed)
         }
         stop.store(true, ordering: .relaxed)
         while !nacker.isFinished { usleep(1000) }
