@@ -3,9 +3,7 @@ public struct CodecName: RawRepresentable, Hashable, Comparable, Sendable, Expre
     CustomStringConvertible
 {
     public let rawValue: String
-    /// `rawValue` in capitals, stored inline when it fits (every codec name does), so that copying a
-    /// frame or a format costs no reference counting on its codec's name.
-    public init(rawValue: String) { self.rawValue = String(decoding: Array(rawValue.uppercased().utf8), as: UTF8.self) }
+    public init(rawValue: String) { self.rawValue = rawValue.uppercased() }
     public init(stringLiteral value: String) { self.init(rawValue: value) }
     public var description: String { rawValue }
     public static func < (a: CodecName, b: CodecName) -> Bool { a.rawValue < b.rawValue }
