@@ -1,7 +1,9 @@
 import CSSL
 
-/// SRTP and SRTCP (RFC 3711; AEAD profiles, RFC 7714) on OpenSSL's EVP: one direction of a session,
-/// every SSRC, packets transformed in place.
+/// SRTP and SRTCP (RFC 3711; AEAD profiles, RFC 7714) on OpenSSL 3: one direction of a session,
+/// every SSRC, packets transformed in place. The ciphers are OpenSSL's provider implementations
+/// called through their dispatch tables (`sluice_cipher`), not through EVP, whose per-packet IV
+/// set-up looked parameters up by name.
 ///
 /// The session keys are derived once (§4.3), each cipher keyed once and HMAC-SHA1's padded-key
 /// states computed once; a packet then costs an IV, the cipher and the hash over its bytes, and
@@ -222,24 +224,19 @@ final class OpenSSLSRTP {
 final class SessionKeys {
     let isAEAD: Bool
     let tagLength: Int
-    private let cipher: OpaquePointer
+    /// The cipher keyed with the session encryption key, driven through its provider (`sluice_cipher`).
+    private let cipher = UnsafeMutablePointer<sluice_cipher>.allocate(capacity: 1)
     /// 14 bytes (AES-CM, then two zero bytes) or 12 (AEAD).
     private let salt = UnsafeMutablePointer<UInt8>.allocate(capacity: 16)
     private let hmac: UnsafeMutablePointer<sluice_hmac_sha1_key>?
-    /// Where EVP writes the byte counts no one reads: allocated once, since a stored property passed
-    /// inout to C costs a dynamic exclusivity check (a thread-local access set) each time, three to
-    /// four times a packet.
-    private let outLength = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
 
     /// `labels`: of the encryption key, the authentication key and the salt (0, 1, 2 for SRTP; 3, 4, 5 for SRTCP).
     init(profile: SRTPProfile, labels: (encryption: UInt8, authentication: UInt8, salt: UInt8), tagLength: Int,
          masterKey: [UInt8], masterSalt: [UInt8], protects: Bool) throws(SRTPError) {
         isAEAD = profile == .aeadAes128Gcm || profile == .aeadAes256Gcm
         self.tagLength = tagLength
-        guard let context = EVP_CIPHER_CTX_new() else { throw Self.failure("EVP_CIPHER_CTX_new") }
-        cipher = context
+        cipher.initialize(to: sluice_cipher())
         salt.initialize(repeating: 0, count: 16)
-        outLength.initialize(to: 0)
         hmac = isAEAD ? nil : .allocate(capacity: 1)
         var encryptionKey = try Self.derive(labels.encryption, count: masterKey.count, masterKey: masterKey, masterSalt: masterSalt)
         defer { OPENSSL_cleanse(&encryptionKey, encryptionKey.count) }
@@ -250,23 +247,17 @@ final class SessionKeys {
             sluice_hmac_sha1_key_init(hmac, authenticationKey, authenticationKey.count)
             OPENSSL_cleanse(&authenticationKey, authenticationKey.count)
         }
-        let type: OpaquePointer? = switch (isAEAD, masterKey.count) {
-        case (true, 32): EVP_aes_256_gcm()
-        case (true, _): EVP_aes_128_gcm()
-        case (false, 32): EVP_aes_256_ctr()
-        case (false, _): EVP_aes_128_ctr()
+        let name = "AES-\(masterKey.count * 8)-\(isAEAD ? "GCM" : "CTR")"
+        // Counter mode decrypts by encrypting; GCM's direction decides what its end does with the tag.
+        guard sluice_cipher_make(cipher, name, encryptionKey, encryptionKey.count, isAEAD && !protects ? 0 : 1) == 1 else {
+            throw Self.failure("\(name) from OpenSSL's provider")
         }
-        // Counter mode decrypts by encrypting; GCM's direction decides what Final does with the tag.
-        let keyed = isAEAD && !protects
-            ? EVP_DecryptInit_ex(cipher, type, nil, encryptionKey, nil)
-            : EVP_EncryptInit_ex(cipher, type, nil, encryptionKey, nil)
-        guard keyed == 1 else { throw Self.failure("EVP_CipherInit_ex") }
     }
 
     deinit {
-        EVP_CIPHER_CTX_free(cipher)
+        sluice_cipher_free(cipher)
+        cipher.deallocate()
         salt.deallocate()
-        outLength.deallocate()
         if let hmac {
             OPENSSL_cleanse(hmac, MemoryLayout<sluice_hmac_sha1_key>.size)
             hmac.deallocate()
@@ -289,9 +280,8 @@ final class SessionKeys {
     /// alike; the same memory or apart).
     func applyKeystream(iv: UnsafePointer<UInt8>, _ bytes: UnsafePointer<UInt8>, into output: UnsafeMutablePointer<UInt8>,
                         _ count: Int) throws(SRTPError) {
-        guard EVP_EncryptInit_ex(cipher, nil, nil, nil, iv) == 1,
-              count == 0 || EVP_EncryptUpdate(cipher, output, outLength, bytes, Int32(count)) == 1 else {
-            throw Self.failure("EVP_EncryptUpdate (AES-CM)")
+        guard sluice_cipher_start(cipher, iv, 16) == 1, sluice_cipher_update(cipher, output, bytes, count) == 1 else {
+            throw Self.failure("AES-CM")
         }
     }
 
@@ -311,13 +301,13 @@ final class SessionKeys {
     func seal(iv: UnsafePointer<UInt8>, aad: (UnsafeMutablePointer<UInt8>, Int), _ moreAAD: (UnsafeMutablePointer<UInt8>, Int)?,
               _ bytes: UnsafePointer<UInt8>, into output: UnsafeMutablePointer<UInt8>, _ count: Int,
               tag: UnsafeMutablePointer<UInt8>) throws(SRTPError) {
-        guard EVP_EncryptInit_ex(cipher, nil, nil, nil, iv) == 1,
-              EVP_EncryptUpdate(cipher, nil, outLength, aad.0, Int32(aad.1)) == 1,
-              moreAAD.map({ EVP_EncryptUpdate(cipher, nil, outLength, $0.0, Int32($0.1)) == 1 }) ?? true,
-              count == 0 || EVP_EncryptUpdate(cipher, output, outLength, bytes, Int32(count)) == 1,
-              EVP_EncryptFinal_ex(cipher, tag, outLength) == 1,
-              EVP_CIPHER_CTX_ctrl(cipher, EVP_CTRL_AEAD_GET_TAG, Int32(tagLength), tag) == 1 else {
-            throw Self.failure("EVP_EncryptUpdate (AES-GCM)")
+        guard sluice_cipher_start(cipher, iv, 12) == 1,
+              sluice_cipher_update(cipher, nil, aad.0, aad.1) == 1,
+              moreAAD.map({ sluice_cipher_update(cipher, nil, $0.0, $0.1) == 1 }) ?? true,
+              sluice_cipher_update(cipher, output, bytes, count) == 1,
+              sluice_cipher_finish(cipher) == 1,
+              sluice_cipher_tag(cipher, tag, tagLength) == 1 else {
+            throw Self.failure("AES-GCM encryption")
         }
     }
 
@@ -326,15 +316,14 @@ final class SessionKeys {
     func open(iv: UnsafePointer<UInt8>, aad: (UnsafePointer<UInt8>, Int), _ moreAAD: (UnsafePointer<UInt8>, Int)?,
               _ bytes: UnsafePointer<UInt8>, into output: UnsafeMutablePointer<UInt8>, _ count: Int,
               tag: UnsafePointer<UInt8>) throws(SRTPError) {
-        guard EVP_DecryptInit_ex(cipher, nil, nil, nil, iv) == 1,
-              // SET_TAG copies the tag, never writes it.
-              EVP_CIPHER_CTX_ctrl(cipher, EVP_CTRL_AEAD_SET_TAG, Int32(tagLength), UnsafeMutablePointer(mutating: tag)) == 1,
-              EVP_DecryptUpdate(cipher, nil, outLength, aad.0, Int32(aad.1)) == 1,
-              moreAAD.map({ EVP_DecryptUpdate(cipher, nil, outLength, $0.0, Int32($0.1)) == 1 }) ?? true,
-              count == 0 || EVP_DecryptUpdate(cipher, output, outLength, bytes, Int32(count)) == 1 else {
-            throw Self.failure("EVP_DecryptUpdate (AES-GCM)")
+        guard sluice_cipher_start(cipher, iv, 12) == 1,
+              sluice_cipher_expect_tag(cipher, tag, tagLength) == 1,
+              sluice_cipher_update(cipher, nil, aad.0, aad.1) == 1,
+              moreAAD.map({ sluice_cipher_update(cipher, nil, $0.0, $0.1) == 1 }) ?? true,
+              sluice_cipher_update(cipher, output, bytes, count) == 1 else {
+            throw Self.failure("AES-GCM decryption")
         }
-        guard EVP_DecryptFinal_ex(cipher, output + count, outLength) == 1 else {
+        guard sluice_cipher_finish(cipher) == 1 else {
             ERR_clear_error()
             throw .authenticationFailed
         }

@@ -25,7 +25,7 @@ public struct SRTPStatistics: Sendable, Hashable {
 
 /// Which code does an `SRTPSession`'s cryptography.
 public enum SRTPImplementation: String, Sendable, Hashable, CaseIterable {
-    /// Sluice's SRTP on OpenSSL 3's EVP (`OpenSSLSRTP`): AES-NI for AES-CM and AES-GCM, HMAC-SHA1 with
+    /// Sluice's SRTP on OpenSSL 3's ciphers (`OpenSSLSRTP`): AES-NI for AES-CM and AES-GCM, HMAC-SHA1 with
     /// its key states computed once. The default; with an MKI, libsrtp2 is used instead.
     case openSSL
     /// libsrtp2 (Debian's is built on NSS, which sets up a context per packet): the reference the
