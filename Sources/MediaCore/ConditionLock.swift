@@ -51,7 +51,8 @@ public final class ConditionLock: @unchecked Sendable {
 /// before and after).
 public final class Locked<Value: ~Copyable>: @unchecked Sendable {
     @usableFromInline let mutex = makeMutex()
-    @usableFromInline var value: Value
+    /// Reached only with the mutex held, which is what the runtime's exclusivity check would enforce.
+    @exclusivity(unchecked) @usableFromInline var value: Value
 
     public init(_ value: consuming sending Value) { self.value = value }
 

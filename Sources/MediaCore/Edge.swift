@@ -1,4 +1,5 @@
 import DequeModule
+import Glibc
 
 /// What an edge carries: an item, or the end of the stream.
 enum Packet<Item> {
@@ -18,12 +19,14 @@ enum Packet<Item> {
 /// how a run stops.
 final class Edge<Item>: @unchecked Sendable {
     let capacity: Int
-    private let lock = ConditionLock()
-    /// Touched only under `lock`, so the runtime's exclusivity check on each access is left out.
+    /// Taken and released around each operation by hand: a closure given to a lock would move each
+    /// item through an optional on the way in and out (a picture is some 200 bytes).
+    private let mutex = makeMutex()
+    // Touched only under `mutex`, so the runtime's exclusivity check on each access is left out.
     @exclusivity(unchecked) private var packets: Deque<Packet<Item>>
-    private var closed = false
-    private var producerParked = false
-    private var consumerParked = false
+    @exclusivity(unchecked) private var closed = false
+    @exclusivity(unchecked) private var producerParked = false
+    @exclusivity(unchecked) private var consumerParked = false
     // The graph keeps every runner alive for as long as their edges exist.
     unowned(unsafe) let producer: NodeRunner
     unowned(unsafe) let consumer: NodeRunner
@@ -38,23 +41,25 @@ final class Edge<Item>: @unchecked Sendable {
         packets = Deque(minimumCapacity: capacity + 1)
     }
 
+    deinit { destroyMutex(mutex) }
+
     /// Queues `packet` (past the capacity if need be: a producer checks `hasRoom` before it works,
     /// not before each of a step's outputs). Returns false when the edge is closed.
     @_specialize(where Item == VideoFrame)
     @_specialize(where Item == AudioFrame)
     @_specialize(where Item == EncodedFrame)
     func push(_ packet: consuming Packet<Item>) -> Bool {
-        var wakeConsumer = false
-        var moving = Optional(packet)
-        let accepted: Bool = lock.withLock {
-            guard !closed else { return false }
-            packets.append(moving.take()!)
-            wakeConsumer = consumerParked
-            consumerParked = false
-            return true
+        pthread_mutex_lock(mutex)
+        guard !closed else {
+            pthread_mutex_unlock(mutex)
+            return false
         }
+        packets.append(packet)
+        let wakeConsumer = consumerParked
+        consumerParked = false
+        pthread_mutex_unlock(mutex)
         if wakeConsumer { consumer.wake() }
-        return accepted
+        return true
     }
 
     /// The next packet; nil when closed, or empty (the consumer is then parked here).
@@ -62,39 +67,41 @@ final class Edge<Item>: @unchecked Sendable {
     @_specialize(where Item == AudioFrame)
     @_specialize(where Item == EncodedFrame)
     func pop() -> Packet<Item>? {
-        var wakeProducer = false
-        let packet: Packet<Item>? = lock.withLock {
-            guard !closed else { return nil }
-            guard let packet = packets.popFirst() else {
-                consumerParked = true
-                return nil
-            }
-            if producerParked && packets.count <= lowWater {
-                producerParked = false
-                wakeProducer = true
-            }
-            return packet
+        pthread_mutex_lock(mutex)
+        guard !closed, let packet = packets.popFirst() else {
+            if !closed { consumerParked = true }
+            pthread_mutex_unlock(mutex)
+            return nil
         }
+        let wakeProducer = producerParked && packets.count <= lowWater
+        if wakeProducer { producerParked = false }
+        pthread_mutex_unlock(mutex)
         if wakeProducer { producer.wake() }
         return packet
     }
 
     /// Whether the producer may work without exceeding the capacity; when not, it is parked here.
     var hasRoom: Bool {
-        lock.withLock {
-            guard packets.count >= capacity else { return true }
-            producerParked = true
-            return false
-        }
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        guard packets.count >= capacity else { return true }
+        producerParked = true
+        return false
     }
 
-    var count: Int { lock.withLock { packets.count } }
+    var count: Int {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return packets.count
+    }
 
     /// Drops what is queued and fails every later `push`/`pop`.
     func close() {
-        lock.withLock {
-            closed = true
-            packets.removeAll()
-        }
+        pthread_mutex_lock(mutex)
+        closed = true
+        let dropped = packets
+        packets.removeAll()
+        pthread_mutex_unlock(mutex)
+        _ = consume dropped  // their buffers go back to their pools outside the lock
     }
 }

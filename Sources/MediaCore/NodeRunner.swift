@@ -40,7 +40,8 @@ class NodeRunner: @unchecked Sendable {
     let eventsUnhandled = Atomic<Int>(0)
 
     /// The stage the runtime records for this node's items (a source's output, a sink's input).
-    var traced: (tracer: FrameTracer, stage: FrameStage)?
+    /// Set while the graph is built (unchecked, like the edges).
+    @exclusivity(unchecked) var traced: (tracer: FrameTracer, stage: FrameStage)?
 
     init(name: String) {
         self.name = name
@@ -87,9 +88,9 @@ class NodeRunner: @unchecked Sendable {
     var timerDeadline: ClockTime?
     /// How long a step of the node took in its last slice on a shared worker (written before the
     /// node can be woken again, read when it is).
-    var stepCost = ClockTime.zero
+    @exclusivity(unchecked) var stepCost = ClockTime.zero
     /// The shared worker that ran the node's last slice (written and read like `stepCost`).
-    var lastWorker: ObjectIdentifier?
+    @exclusivity(unchecked) var lastWorker: ObjectIdentifier?
 
     /// Makes the node run again soon: it has input, room for output, an event or a due timer. Safe
     /// from any thread; costs one atomic operation when the node is already scheduled or running.
@@ -219,7 +220,8 @@ private func haveRoom<Item>(_ outputs: [Edge<Item>]) -> Bool {
 
 /// What sources and transforms share: output edges, and an outbox for what the node emits.
 class ProducerRunner<Output: MediaPayload>: NodeRunner, @unchecked Sendable {
-    private var outputs: [Edge<Output>] = []
+    /// Set while the graph is built, read by the node's steps: no exclusivity check per read.
+    @exclusivity(unchecked) private var outputs: [Edge<Output>] = []
     /// Touched only by the step that runs the node (one at a time: `ScheduleState`), so the
     /// runtime's exclusivity check on each access is left out.
     @exclusivity(unchecked) var outbox = Outbox<Output>()
@@ -315,7 +317,8 @@ final class SourceRunner<Source: MediaSource>: ProducerRunner<Source.Output>, @u
 
 final class TransformRunner<Transform: MediaTransform>: ProducerRunner<Transform.Output>, @unchecked Sendable {
     let transform: Transform
-    var input: Edge<Transform.Input>!
+    /// Set while the graph is built, read by the node's steps: no exclusivity check per read.
+    @exclusivity(unchecked) var input: Edge<Transform.Input>!
 
     init(_ transform: Transform) {
         self.transform = transform
@@ -335,7 +338,8 @@ final class TransformRunner<Transform: MediaTransform>: ProducerRunner<Transform
 
 final class SinkRunner<Sink: MediaSink>: NodeRunner, @unchecked Sendable {
     let sink: Sink
-    var input: Edge<Sink.Input>!
+    /// Set while the graph is built, read by the node's steps: no exclusivity check per read.
+    @exclusivity(unchecked) var input: Edge<Sink.Input>!
 
     init(_ sink: Sink) {
         self.sink = sink

@@ -96,11 +96,12 @@ final class NodeScheduler: @unchecked Sendable {
     final class Worker {
         /// Unchecked: a worker lives inside `work(retiring:)`, a method of the scheduler, whose thread holds it.
         unowned(unsafe) let scheduler: NodeScheduler
+        // Touched by the worker's own thread alone, so without the runtime's exclusivity checks.
         /// Nodes this worker woke, which it runs next, in order, unseen by the other workers.
-        var local = Deque<NodeRunner>(minimumCapacity: NodeScheduler.localCapacity)
-        var streak = 0
+        @exclusivity(unchecked) var local = Deque<NodeRunner>(minimumCapacity: NodeScheduler.localCapacity)
+        @exclusivity(unchecked) var streak = 0
         /// Whether the node this worker runs now is heavy.
-        var runningHeavy = false
+        @exclusivity(unchecked) var runningHeavy = false
         /// The CPU time clock of the worker's thread, and its reading at the timer thread's last
         /// look (guarded by the scheduler's lock).
         private var cpuClock = clockid_t()
