@@ -166,7 +166,9 @@ final class NodeScheduler: @unchecked Sendable {
     /// Called with the lock held.
     private func startWorker(retiring: Bool) {
         workers += 1
-        WorkerThread.detached(name: "sluice-worker") { [self] in work(retiring: retiring) }
+        // An extra worker, started for a blocked one and ending when idle, is named apart: a count of
+        // the engine's threads can tell it from a thread that stays.
+        WorkerThread.detached(name: retiring ? "sluice-extra" : "sluice-worker") { [self] in work(retiring: retiring) }
     }
 
     // MARK: Ready nodes

@@ -21,7 +21,11 @@ struct SoakScenario: Scenario {
         var seconds: Double
         var residentBytes: Int
         var openFiles: Int
+        /// The engine's threads that stay.
         var threads: Int
+        /// The scheduler's extra workers ("sluice-extra"): started while a worker is blocked, ended
+        /// after two idle seconds; bounded, so not a leak, but counted.
+        var extraWorkers: Int
     }
 
     func run(_ size: RunSize) throws -> ScenarioResult {
@@ -58,7 +62,8 @@ struct SoakScenario: Scenario {
         }
         // From the end of the warm-up to before the calls wind down (the sender stops at `seconds`).
         let warm = samples.filter { $0.seconds >= seconds / 5 && $0.seconds <= seconds - interval }
-        notes.append("threads by sample: " + samples.map { "\(Int($0.seconds))s:\($0.threads)" }.joined(separator: " "))
+        notes.append("threads by sample (+ extra workers): "
+            + samples.map { "\(Int($0.seconds))s:\($0.threads)+\($0.extraWorkers)" }.joined(separator: " "))
         if let first = warm.first, let last = warm.last {
             let peak = warm.map(\.residentBytes).max() ?? 0
             let growth = Double(peak - first.residentBytes) / Double(max(1, first.residentBytes))
@@ -72,6 +77,10 @@ struct SoakScenario: Scenario {
                 failed.append("open files grew from \(first.openFiles) to \(warm.map(\.openFiles).max()!)")
             }
             if Set(warm.map(\.threads)).count > 1 { failed.append("the thread count changed: \(Set(warm.map(\.threads)).sorted())") }
+            // The scheduler starts at most a few (`maxWorkers`); more would be workers blocked for good.
+            let extra = warm.map(\.extraWorkers).max() ?? 0
+            metrics.append(Metric("extra workers at most", Double(extra), unit: "threads", higherIsBetter: false))
+            if extra > 2 { failed.append("\(extra) extra workers at once: workers stay blocked") }
         } else {
             failed.append("no sample after the warm-up")
         }
@@ -85,9 +94,10 @@ struct SoakScenario: Scenario {
         // The engine's threads (named "sluice…"), not those the Swift and Foundation runtimes start and
         // retire on their own (libdispatch's).
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-        let threads = tasks.count { task in
-            (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?.hasPrefix("sluice") ?? false
-        }
-        return ProcessSample(seconds: seconds, residentBytes: CallScaleScenario.residentBytes(), openFiles: files, threads: threads)
+        let names = tasks.compactMap { try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8) }
+        let extra = names.count { $0.hasPrefix("sluice-extra") }
+        let threads = names.count { $0.hasPrefix("sluice") } - extra
+        return ProcessSample(seconds: seconds, residentBytes: CallScaleScenario.residentBytes(), openFiles: files, threads: threads,
+                             extraWorkers: extra)
     }
 }
