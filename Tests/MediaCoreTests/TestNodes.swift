@@ -71,6 +71,8 @@ final class StageTransform: MediaTransform {
     var accepted: Caps = .anyVideo
     private(set) var processed = 0
     private(set) var closed = false
+    /// When each `process` call began and ended (monotonic), read once the run is over.
+    private(set) var steps: [ClosedRange<ClockTime>] = []
 
     struct Failure: Error, Equatable { let item: Int }
 
@@ -82,7 +84,9 @@ final class StageTransform: MediaTransform {
 
     func process(_ item: VideoFrame, into outbox: inout Outbox<VideoFrame>) throws {
         if let failAt, processed == failAt { throw Failure(item: processed) }
+        let began = SystemClock().now
         if delayMicroseconds > 0 { usleep(delayMicroseconds) }
+        steps.append(began...SystemClock().now)
         processed += 1
         outbox.emit(item)
     }
