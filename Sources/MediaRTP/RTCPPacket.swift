@@ -159,6 +159,25 @@ public struct RTCPCompoundPacket: RTCPSerializable, Hashable {
         return count
     }
 
+    /// Whether a packet of `bytes` is from `source`: an SR's sender, the first SDES chunk's or the
+    /// first BYE's source (RFC 3550 §6.4.1, §6.5, §6.6). The framing is checked as
+    /// `init(parsing:reducedSize:)` checks it, and throws as it does, but nothing is decoded or
+    /// allocated: a receiver tells another source's compound (an RTCP bomb of reports among them)
+    /// from its stream's this way, before paying for the decoding.
+    public static func isFrom(_ source: UInt32, _ bytes: UnsafeRawBufferPointer, reducedSize: Bool = false) throws(RTCPError) -> Bool {
+        var found = false
+        try forEachPacket(in: bytes, reducedSize: reducedSize) { view in
+            guard !found, view.bodyRange.count >= 4 else { return }
+            switch view.header.packetType {
+            case .senderReport: break
+            case .sourceDescription, .goodbye where view.header.count > 0: break
+            default: return
+            }
+            found = bytes.networkUInt32(at: view.bodyRange.lowerBound) == source
+        }
+        return found
+    }
+
     private static func forEachPacket(in bytes: UnsafeRawBufferPointer, reducedSize: Bool,
                                       _ body: (RTCPPacketView) throws(RTCPError) -> Void) throws(RTCPError)
     {

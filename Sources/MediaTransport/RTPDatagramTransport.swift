@@ -85,6 +85,9 @@ public protocol RTPDatagramTransport: AnyObject, Sendable {
     var receivedProtection: SRTPStatistics? { get }
     /// What an impairment on the way out did, when one is configured; safe from any thread.
     var impairment: ImpairmentStatistics? { get }
+    /// Datagrams the kernel dropped on the receiving sockets because their buffers were full (the
+    /// reader fell behind), when the transport can tell; read on the receiving thread.
+    var kernelDrops: Int? { get }
 
     /// Releases the sockets (or detaches from the shared transport). Sends fail after.
     func close()
@@ -138,6 +141,7 @@ extension RTPDatagramTransport {
     public var sentProtection: SRTPStatistics? { nil }
     public var receivedProtection: SRTPStatistics? { nil }
     public var impairment: ImpairmentStatistics? { nil }
+    public var kernelDrops: Int? { nil }
 
     public func receive(timeout: ClockTime?, withQueueTimes deliver: (RTPTransportPacket, ClockTime) -> Bool) throws -> Bool {
         try receive(timeout: timeout) { deliver($0, .zero) }

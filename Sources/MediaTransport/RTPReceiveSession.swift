@@ -30,7 +30,10 @@ import MediaSRTP
 /// teaches where feedback goes). The stream is the SSRC configured (an SDP's `a=ssrc`, RFC 5576
 /// §4.1), else the first source of the configured payload type (or any) to send
 /// `SourceProbation.minimumSequential` packets in sequence (RFC 3550 §A.1); it is never changed
-/// after. The probation's held packets live in buffers allocated once.
+/// after. The probation's held packets live in buffers allocated once. Another source's RTCP is
+/// told apart without decoding it (`RTCPCompoundPacket.isFrom`), so that a flood of report bombs
+/// costs little more than its reads; what the kernel dropped unread when the reader fell behind
+/// is counted too (`kernelDrops`).
 public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked Sendable {
     /// The session's settings. The addresses and `srtp` configure the UDP transport that
     /// `init(depacketizer:configuration:clock:pool:)` builds; a session given its transport ignores them.
@@ -354,14 +357,27 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
     /// calls `next(until:)`. Returns false, counted, when it is malformed.
     @discardableResult
     public func receiveRTCP(_ bytes: UnsafeRawBufferPointer, at now: ClockTime) -> Bool {
+        // Only RTCP of the stream's source counts: a compound from anyone else (an RTCP bomb of
+        // reports, a BYE for other sources) neither ends the stream nor becomes the feedback address.
+        // It is told apart by its framing and sources alone; only the stream's own is decoded
+        // (and every compound while no stream is chosen, for its sender reports).
+        let isOfStream: Bool
+        do {
+            isOfStream = try stream.map { try RTCPCompoundPacket.isFrom($0.ssrc, bytes, reducedSize: true) } ?? false
+        } catch {
+            counts.malformedRTCP += 1
+            return false
+        }
+        guard stream == nil || isOfStream else {
+            counts.foreignRTCP += 1
+            return false
+        }
         guard let compound = try? RTCPCompoundPacket(parsing: bytes, reducedSize: true) else {
             counts.malformedRTCP += 1
             return false
         }
-        // Only RTCP of the stream's source counts: a compound from anyone else (an RTCP bomb of
-        // reports, a BYE for other sources) neither ends the stream nor becomes the feedback address.
-        guard let ssrc = stream?.ssrc, compound.packets.contains(where: { Self.source(of: $0) == ssrc }) else {
-            if stream == nil { keepEarlyReports(of: compound, at: now) }
+        guard let ssrc = stream?.ssrc else {
+            keepEarlyReports(of: compound, at: now)
             counts.foreignRTCP += 1
             return false
         }
@@ -393,17 +409,6 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
             earlyReports.removeAll { $0.report.ssrc == report.ssrc }
             if earlyReports.count == Self.earlyReportLimit { earlyReports.removeFirst() }
             earlyReports.append((report, now))
-        }
-    }
-
-    /// The source an RTCP packet is from (RFC 3550 §6.4–6.6): the reporter, the first SDES chunk's
-    /// or BYE's source.
-    private static func source(of packet: RTCPPacket) -> UInt32? {
-        switch packet {
-        case .senderReport(let report): return report.ssrc
-        case .sourceDescription(let description): return description.chunks.first?.source
-        case .goodbye(let bye): return bye.sources.first
-        default: return nil
         }
     }
 
@@ -444,6 +449,7 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
         snapshot.ssrc = stream?.ssrc
         snapshot.jitterBuffer = jitterBuffer.statistics
         snapshot.srtp = transport.receivedProtection
+        snapshot.kernelDrops = transport.kernelDrops
         published.withLock { $0 = snapshot }
         if let origin = ptsOrigin, let sender = senderClock {
             let ticks = Int32(bitPattern: origin &- sender.rtpTimestamp)
@@ -477,6 +483,10 @@ public struct RTPReceiveStatistics: Sendable {
     public var foreignRTCP = 0
     /// SRTP or SRTCP packets that failed authentication or replay checks (dropped).
     public var unprotectFailures = 0
+    /// Datagrams the kernel dropped before they could be read, its receive buffer full: this
+    /// receiver fell behind what arrived (a flood, a starved thread). The stream's own packets among
+    /// them show as losses. Nil when the transport cannot tell.
+    public var kernelDrops: Int?
     public var senderReports = 0
     public var receiverReports = 0
     /// Generic NACK packets sent, and the sequence numbers they listed (retries included).

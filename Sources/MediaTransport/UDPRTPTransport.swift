@@ -71,6 +71,7 @@ public final class UDPRTPTransport: RTPDatagramTransport, @unchecked Sendable {
                                             rtcpPort: configuration.rtcpPort)
         for socket in sockets.isMultiplexed ? [sockets.rtp] : [sockets.rtp, sockets.rtcp] {
             try? socket.enableArrivalTimestamps()
+            try? socket.enableDropCounts()
         }
         try? sockets.rtp.setReceiveBufferSize(Self.receiveBufferSize)
         do {
@@ -98,6 +99,11 @@ public final class UDPRTPTransport: RTPDatagramTransport, @unchecked Sendable {
 
     public var sentProtection: SRTPStatistics? { outbound?.statistics }
     public var receivedProtection: SRTPStatistics? { inbound?.statistics }
+    /// Both ports' drops (`UDPSocket.kernelDrops`), when this transport receives RTP.
+    public var kernelDrops: Int? {
+        guard receivesRTP else { return nil }
+        return sockets.rtp.kernelDrops + (sockets.isMultiplexed ? 0 : sockets.rtcp.kernelDrops)
+    }
     public var impairment: ImpairmentStatistics? { impaired ? impairer.withLock { $0?.statistics } : nil }
 
     // MARK: Sending

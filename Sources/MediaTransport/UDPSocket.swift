@@ -17,9 +17,15 @@ public final class UDPSocket: @unchecked Sendable {
     private var descriptor: Int32
     /// The address the socket is bound to (with the port the kernel chose, when bound to port 0).
     public let localAddress: SocketAddress
-    /// Room for the ancillary data `recvmsg` returns (the kernel's arrival stamp), allocated once.
+    /// Room for the ancillary data `recvmsg` returns (the kernel's arrival stamp and drop count),
+    /// allocated once.
     private let control = UnsafeMutableRawPointer.allocate(byteCount: UDPSocket.controlSize, alignment: MemoryLayout<Int>.alignment)
     private static var controlSize: Int { 64 }
+    /// Datagrams the kernel dropped on this socket before they could be read (with
+    /// `enableDropCounts()`): its receive buffer was full, because the reader fell behind what
+    /// arrived. The kernel gives the count it had when it queued each datagram, so drops show with
+    /// the first datagram read that came after them. Updated by `receive`, read on its thread.
+    public private(set) var kernelDrops = 0
 
     /// A socket bound to `address`; port 0 lets the kernel choose one (see `localAddress`).
     public init(bindingTo address: SocketAddress) throws {
@@ -88,6 +94,17 @@ public final class UDPSocket: @unchecked Sendable {
         }
     }
 
+    /// Has the kernel say, with each datagram read, how many it has dropped on this socket so far
+    /// (SO_RXQ_OVFL, socket(7)): `kernelDrops`. Drops are what a full receive buffer costs, and no
+    /// reader can see them otherwise: a stream's packets lost there look like the network's losses.
+    public func enableDropCounts() throws {
+        let fd = try open()
+        var on: Int32 = 1
+        try retryingInterrupts("setsockopt SO_RXQ_OVFL") {
+            setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &on, socklen_t(MemoryLayout<Int32>.size))
+        }
+    }
+
     /// Sends one datagram of `bytes` to `address`.
     public func send(_ bytes: UnsafeRawBufferPointer, to address: SocketAddress) throws {
         let fd = try open()
@@ -114,22 +131,36 @@ public final class UDPSocket: @unchecked Sendable {
         -> (count: Int, from: SocketAddress, truncated: Bool, queuedFor: ClockTime?)?
     {
         let fd = try open()
-        if let timeout {
+        if let timeout, timeout > .zero {
             var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let milliseconds = Int32(clamping: max(0, (timeout.nanoseconds + 999_999) / 1_000_000))
             guard try retryingInterrupts("poll", { poll(&poller, 1, milliseconds) }) > 0 else { return nil }
         }
+        // Without a wait, the read itself says whether a datagram is queued: one call a datagram,
+        // not a poll before each (a reader draining a flood makes hundreds of thousands a second).
+        let flags = Int32(MSG_TRUNC) | (timeout == .zero ? Int32(MSG_DONTWAIT) : 0)
         var storage = sockaddr_storage()
         var vector = iovec(iov_base: buffer.baseAddress, iov_len: buffer.count)
         var message = msghdr()
         let count = try withUnsafeMutableBytes(of: &storage) { address in
-            try withUnsafeMutablePointer(to: &vector) { vector in
+            try withUnsafeMutablePointer(to: &vector) { vector -> Int? in
                 message = msghdr(msg_name: address.baseAddress, msg_namelen: socklen_t(address.count), msg_iov: vector,
                                  msg_iovlen: 1, msg_control: control, msg_controllen: Self.controlSize, msg_flags: 0)
-                return try retryingInterrupts("receive") { recvmsg(fd, &message, Int32(MSG_TRUNC)) }
+                while true {
+                    let count = recvmsg(fd, &message, flags)
+                    if count >= 0 { return count }
+                    switch errno {
+                    case EINTR: continue
+                    case EAGAIN where flags & Int32(MSG_DONTWAIT) != 0: return nil
+                    case let code: throw SocketError.system(operation: "receive", errno: code)
+                    }
+                }
             }
         }
-        let queuedFor = Self.arrivalStamp(in: UnsafeRawBufferPointer(start: control, count: min(Int(message.msg_controllen), Self.controlSize)))
+        guard let count else { return nil }
+        let ancillary = Self.ancillary(in: UnsafeRawBufferPointer(start: control, count: min(Int(message.msg_controllen), Self.controlSize)))
+        if let drops = ancillary.drops { kernelDrops = Int(drops) }
+        let queuedFor = ancillary.stamp
             .flatMap { stamp -> ClockTime? in
                 var now = timespec()
                 clock_gettime(CLOCK_REALTIME, &now)
@@ -139,22 +170,30 @@ public final class UDPSocket: @unchecked Sendable {
         return (min(count, buffer.count), SocketAddress(storage: storage, length: message.msg_namelen), count > buffer.count, queuedFor)
     }
 
-    /// The SCM_TIMESTAMPNS stamp among the control messages `control` holds, walked as glibc's
-    /// CMSG_FIRSTHDR, CMSG_NXTHDR and CMSG_DATA walk them (macros Swift cannot call): a `cmsghdr`,
-    /// its data after it, the next header at the length aligned to `size_t`.
-    private static func arrivalStamp(in control: UnsafeRawBufferPointer) -> timespec? {
+    /// The SCM_TIMESTAMPNS stamp and the SO_RXQ_OVFL drop count among the control messages
+    /// `control` holds, walked as glibc's CMSG_FIRSTHDR, CMSG_NXTHDR and CMSG_DATA walk them (macros
+    /// Swift cannot call): a `cmsghdr`, its data after it, the next header at the length aligned to
+    /// `size_t`. The kernel sends the drop count only once it is above zero.
+    private static func ancillary(in control: UnsafeRawBufferPointer) -> (stamp: timespec?, drops: UInt32?) {
         let header = MemoryLayout<cmsghdr>.size, align = MemoryLayout<Int>.size
+        var found: (stamp: timespec?, drops: UInt32?) = (nil, nil)
         var offset = 0
         while offset + header <= control.count {
             let message = control.loadUnaligned(fromByteOffset: offset, as: cmsghdr.self)
             let length = Int(message.cmsg_len)
-            guard length >= header, offset + length <= control.count else { return nil }
-            if message.cmsg_level == SOL_SOCKET, message.cmsg_type == SCM_TIMESTAMPNS, length - header >= MemoryLayout<timespec>.size {
-                return control.loadUnaligned(fromByteOffset: offset + header, as: timespec.self)
+            guard length >= header, offset + length <= control.count else { break }
+            if message.cmsg_level == SOL_SOCKET {
+                switch message.cmsg_type {
+                case SCM_TIMESTAMPNS where length - header >= MemoryLayout<timespec>.size:
+                    found.stamp = control.loadUnaligned(fromByteOffset: offset + header, as: timespec.self)
+                case SO_RXQ_OVFL where length - header >= MemoryLayout<UInt32>.size:
+                    found.drops = control.loadUnaligned(fromByteOffset: offset + header, as: UInt32.self)
+                default: break
+                }
             }
             offset += (length + align - 1) & ~(align - 1)
         }
-        return nil
+        return found
     }
 
     /// Waits up to `timeout` until this socket or `other` has a datagram to read, and says which

@@ -35,8 +35,35 @@ import Testing
     ] as [([UInt8], Bool, RTCPError)])
     func malformedFraming(bytes: [UInt8], reducedSize: Bool, error: RTCPError) {
         #expect(throws: error) { try RTCPCompoundPacket(parsing: bytes, reducedSize: reducedSize) }
-        _ = bytes.withUnsafeBytes { raw in
+        bytes.withUnsafeBytes { raw in
             #expect(throws: error) { try RTCPCompoundPacket.validate(raw, reducedSize: reducedSize) }
+            #expect(throws: error) { _ = try RTCPCompoundPacket.isFrom(1, raw, reducedSize: reducedSize) }
+        }
+    }
+
+    /// A compound is from the sources of its SRs, its first SDES chunk and its first BYE source, not
+    /// from a receiver report's reporter or the sources its blocks, feedback or other chunks name.
+    @Test func isFromNamesTheSenderAndTheFirstChunkAndByeSource() throws {
+        let blocks = [ReportBlock(ssrc: 7), ReportBlock(ssrc: 8)]
+        let cases: [([RTCPPacket], from: Set<UInt32>)] = [
+            ([.senderReport(SenderReport(ssrc: 7, ntpTimestamp: NTPTimestamp(rawValue: 1), rtpTimestamp: 2, packetCount: 3,
+                                         octetCount: 4, reportBlocks: [ReportBlock(ssrc: 9)]))], [7]),
+            ([.receiverReport(ReceiverReport(ssrc: 9, reportBlocks: blocks))], []),
+            ([.receiverReport(ReceiverReport(ssrc: 9)),
+              .sourceDescription(SourceDescription(chunks: [.init(source: 5, items: []), .init(source: 7, items: [])]))], [5]),
+            ([.receiverReport(ReceiverReport(ssrc: 9)), .goodbye(Goodbye(sources: [6, 7]))], [6]),
+            ([.receiverReport(ReceiverReport(ssrc: 9)), .goodbye(Goodbye(sources: []))], []),
+        ]
+        for (packets, senders) in cases {
+            let compound = RTCPCompoundPacket(packets)
+            var bytes = [UInt8](repeating: 0, count: compound.marshalSize)
+            try bytes.withUnsafeMutableBytes { _ = try compound.write(into: $0) }
+            let found = try bytes.withUnsafeBytes { raw -> Set<UInt32> in
+                var found = Set<UInt32>()
+                for source: UInt32 in [5, 6, 7, 8, 9] where try RTCPCompoundPacket.isFrom(source, raw) { found.insert(source) }
+                return found
+            }
+            #expect(found == senders, "\(packets)")
         }
     }
 

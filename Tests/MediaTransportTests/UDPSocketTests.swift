@@ -102,6 +102,30 @@ import Testing
         #expect(plain.queuedFor == nil && plain.from == b.localAddress)
     }
 
+    /// 200 datagrams of 1 KB sent to a socket with the smallest receive buffer and not read: the
+    /// kernel keeps a few and drops the rest. Read without waiting, the socket gives what was kept,
+    /// then nil at once. The kernel stamps each datagram with the drops before it was queued, so
+    /// the count shows with the next one: then it is what was not kept.
+    @Test func datagramsTheKernelDroppedAreCounted() throws {
+        let a = try UDPSocket(bindingTo: Self.loopback), b = try UDPSocket(bindingTo: Self.loopback)
+        try b.setReceiveBufferSize(1)
+        try b.enableDropCounts()
+        #expect(b.kernelDrops == 0)
+        let sent = 200
+        for index in 0..<sent {
+            try [UInt8](repeating: UInt8(truncatingIfNeeded: index), count: 1000).withUnsafeBytes { try a.send($0, to: b.localAddress) }
+        }
+        var buffer = [UInt8](repeating: 0, count: 2000)
+        var read = 0
+        let start = SystemClock().now
+        while try buffer.withUnsafeMutableBytes({ try b.receiveStamped(into: $0, timeout: .zero) }) != nil { read += 1 }
+        #expect((SystemClock().now - start) < .seconds(1), "an empty queue answers at once")
+        #expect(read > 0 && read < sent && b.kernelDrops == 0, "\(read) read of \(sent), none after the drops")
+        try [UInt8(1)].withUnsafeBytes { try a.send($0, to: b.localAddress) }
+        #expect(try buffer.withUnsafeMutableBytes({ try b.receiveStamped(into: $0, timeout: .seconds(2)) })?.count == 1)
+        #expect(b.kernelDrops == sent - read, "\(read) read, \(b.kernelDrops) dropped of \(sent)")
+    }
+
     @Test func aLongDatagramIsCutAndSaysSo() throws {
         let a = try UDPSocket(bindingTo: Self.loopback), b = try UDPSocket(bindingTo: Self.loopback)
         try [UInt8](repeating: 9, count: 1000).withUnsafeBytes { try a.send($0, to: b.localAddress) }
