@@ -340,6 +340,7 @@ final class NodeScheduler: @unchecked Sendable {
     private func runTimers() {
         pthread_mutex_lock(mutex)
         var lastTaken = taken
+        var lastLook = SystemClock.monotonicNow
         while true {
             let now = SystemClock.monotonicNow
             while let (deadline, runner) = timers.first, deadline <= now {
@@ -361,24 +362,35 @@ final class NodeScheduler: @unchecked Sendable {
             var wakeAt = timers.first?.deadline ?? .max
             if activeRuns > 0 {
                 // Signalling this thread whenever every worker is busy would cost a wake-up per
-                // node handed over; looking every tick costs 200 a second.
-                if !ready.isEmpty && idleWorkers == 0 && taken == lastTaken && workers < maxWorkers
-                    && computingWorkers() < baseWorkers {
-                    startWorker(retiring: true)
+                // node handed over; looking every tick costs 200 a second. The look spans the
+                // whole tick since the last one: this loop also turns for every timer due, and
+                // over a shorter span no worker could show its half tick of CPU (a soak's paced
+                // nodes, woken together while both workers ran, started three extra workers).
+                if now >= lastLook + Self.tick {
+                    let computing = computingWorkers(over: now - lastLook)
+                    if !ready.isEmpty && idleWorkers == 0 && taken == lastTaken && workers < maxWorkers
+                        && computing < baseWorkers {
+                        startWorker(retiring: true)
+                    }
+                    lastTaken = taken
+                    lastLook = now
                 }
-                wakeAt = min(wakeAt, now + Self.tick)
+                wakeAt = min(wakeAt, lastLook + Self.tick)
+            } else {
+                lastTaken = taken
+                lastLook = now
             }
-            lastTaken = taken
             timerThreadWakes = wakeAt
             if wakeAt == .max { pthread_cond_wait(timersChanged, mutex) } else { wait(timersChanged, until: wakeAt) }
         }
     }
 
-    /// How many workers were on a CPU for most of the last tick: the others wait inside a step
-    /// (a blocking call) and leave a core unused. Called with the lock held.
-    private func computingWorkers() -> Int {
+    /// How many workers were on a CPU for at least half of `span`, the time since the last look:
+    /// the others wait inside a step (a blocking call) and leave a core unused. Called with the
+    /// lock held.
+    private func computingWorkers(over span: ClockTime) -> Int {
         var computing = 0
-        for worker in running where worker.computed(forHalfOf: Self.tick) { computing += 1 }
+        for worker in running where worker.computed(forHalfOf: span) { computing += 1 }
         return computing
     }
 
