@@ -361,16 +361,16 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
         // reports, a BYE for other sources) neither ends the stream nor becomes the feedback address.
         // It is told apart by its framing and sources alone; only the stream's own is decoded
         // (and every compound while no stream is chosen, for its sender reports).
-        let isOfStream: Bool
-        do {
-            isOfStream = try stream.map { try RTCPCompoundPacket.isFrom($0.ssrc, bytes, reducedSize: true) } ?? false
-        } catch {
-            counts.malformedRTCP += 1
-            return false
-        }
-        guard stream == nil || isOfStream else {
-            counts.foreignRTCP += 1
-            return false
+        if let stream {
+            do {
+                guard try RTCPCompoundPacket.isFrom(stream.ssrc, bytes, reducedSize: true) else {
+                    counts.foreignRTCP += 1
+                    return false
+                }
+            } catch {
+                counts.malformedRTCP += 1
+                return false
+            }
         }
         guard let compound = try? RTCPCompoundPacket(parsing: bytes, reducedSize: true) else {
             counts.malformedRTCP += 1

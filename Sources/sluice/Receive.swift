@@ -144,8 +144,7 @@ struct Receive: ParsableCommand {
                      + "\(statistics.foreignPackets) of other streams, \(statistics.probationPackets) of sources on probation, "
                      + "\(statistics.foreignRTCP) RTCP of other sources, \(statistics.malformedRTCP) malformed RTCP"
                      + (statistics.unprotectFailures > 0 ? ", \(statistics.unprotectFailures) failed SRTP checks" : "")
-                     + ((statistics.kernelDrops ?? 0) > 0
-                        ? "; \(statistics.kernelDrops!) by the kernel, unread (its receive buffer was full: this receiver fell behind)" : ""))
+                     + (statistics.kernelDrops.map { $0 > 0 ? "; \($0) by the kernel, unread (its receive buffer was full: this receiver fell behind)" : "" } ?? ""))
         if let jitter = statistics.jitterBuffer {
             lines.append("frames   \(receiver.framesDone(ofStream: index)) written, \(jitter.framesReleased) complete, \(jitter.framesDropped) dropped "
                          + "(incomplete or waiting for a keyframe)")
