@@ -42,12 +42,13 @@ enum SliceOutcome {
 /// only add switches; but a step can also take long or block (a 4K encode, a node that should have
 /// said `.ownThread`, a nested `Graph.run()`). The timer thread checks every `tick` whether work is
 /// queued while no worker has taken anything since its last look and fewer workers than cores were
-/// on a CPU (their threads' CPU clocks); if so a worker is blocked, and it starts one more, up to
-/// `maxWorkers`. An extra worker that stays idle for `retireAfter` ends. So the thread
-/// count follows the load that truly blocks, not the number of nodes or graphs: 500 calls run on
-/// the same few threads. Only `.ownThread` nodes add one each (capture devices, multi-threaded
-/// codecs); a node waiting on a socket is woken through `NodeContext.wake` by MediaTransport's
-/// `SocketReactor` instead.
+/// on a CPU or waiting for one (their threads' scheduler statistics: a worker preempted by other
+/// threads is not blocked, and one more would not help it); if so a worker is blocked, and it
+/// starts one more, up to `maxWorkers`. An extra worker that stays idle for `retireAfter` ends.
+/// So the thread count follows the load that truly blocks, not the number of nodes or graphs: 500
+/// calls run on the same few threads. Only `.ownThread` nodes add one each (capture devices,
+/// multi-threaded codecs); a node waiting on a socket is woken through `NodeContext.wake` by
+/// MediaTransport's `SocketReactor` instead.
 final class NodeScheduler: @unchecked Sendable {
     /// The process's scheduler, started on first use: one worker per core, or `SLUICE_WORKERS`.
     static let shared = NodeScheduler(workers: getenv("SLUICE_WORKERS").flatMap { Int(String(cString: $0)) }.map { max(1, $0) }
@@ -102,24 +103,28 @@ final class NodeScheduler: @unchecked Sendable {
         @exclusivity(unchecked) var streak = 0
         /// Whether the node this worker runs now is heavy.
         @exclusivity(unchecked) var runningHeavy = false
-        /// The CPU time clock of the worker's thread, and its reading at the timer thread's last
-        /// look (guarded by the scheduler's lock).
-        private var cpuClock = clockid_t()
-        private var cpuAtLastLook = ClockTime.zero
+        /// The scheduling times of the worker's thread, and their reading at the timer thread's
+        /// last look (guarded by the scheduler's lock).
+        private let times = ThreadSchedulingTimes()
+        private var atLastLook = ThreadSchedulingTimes.Reading(onCPU: .zero, waiting: .zero)
 
+        /// Called on the worker's thread.
         init(scheduler: NodeScheduler) {
             self.scheduler = scheduler
-            pthread_getcpuclockid(pthread_self(), &cpuClock)
         }
 
-        /// Whether the thread has been on a CPU for at least half of `span` since the last look.
-        func computed(forHalfOf span: ClockTime) -> Bool {
-            var spec = timespec()
-            clock_gettime(cpuClock, &spec)
-            let cpu = ClockTime(nanoseconds: Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec))
-            defer { cpuAtLastLook = cpu }
-            return (cpu - cpuAtLastLook).nanoseconds * 2 >= span.nanoseconds
+        /// Whether the thread was on a CPU or waiting for one for at least half of `span` since
+        /// the last look, even if other threads held the cores. The times lag by the current turn
+        /// of a thread that runs or waits now: see `isRunnableNow`.
+        func wasRunnable(forHalfOf span: ClockTime) -> Bool {
+            let now = times.read()
+            defer { atLastLook = now }
+            let runnable = (now.onCPU - atLastLook.onCPU) + (now.waiting - atLastLook.waiting)
+            return runnable.nanoseconds * 2 >= span.nanoseconds
         }
+
+        /// Whether the thread is on a CPU or waiting for one now.
+        var isRunnableNow: Bool { times.isRunnable }
     }
 
     private static let currentWorker: pthread_key_t = {
@@ -367,9 +372,9 @@ final class NodeScheduler: @unchecked Sendable {
                 // over a shorter span no worker could show its half tick of CPU (a soak's paced
                 // nodes, woken together while both workers ran, started three extra workers).
                 if now >= lastLook + Self.tick {
-                    let computing = computingWorkers(over: now - lastLook)
-                    if !ready.isEmpty && idleWorkers == 0 && taken == lastTaken && workers < maxWorkers
-                        && computing < baseWorkers {
+                    let stalled = !ready.isEmpty && idleWorkers == 0 && taken == lastTaken && workers < maxWorkers
+                    let runnable = runnableWorkers(over: now - lastLook, lookingNow: stalled)
+                    if stalled && runnable < baseWorkers {
                         startWorker(retiring: true)
                     }
                     lastTaken = taken
@@ -385,13 +390,16 @@ final class NodeScheduler: @unchecked Sendable {
         }
     }
 
-    /// How many workers were on a CPU for at least half of `span`, the time since the last look:
-    /// the others wait inside a step (a blocking call) and leave a core unused. Called with the
-    /// lock held.
-    private func computingWorkers(over span: ClockTime) -> Int {
-        var computing = 0
-        for worker in running where worker.computed(forHalfOf: span) { computing += 1 }
-        return computing
+    /// How many workers were on a CPU or waiting for one for at least half of `span`, the time
+    /// since the last look, or (with `lookingNow`) are now: the others sleep inside a step (a
+    /// blocking call) and leave a core unused. A worker preempted by other threads waits on a run
+    /// queue, and another worker would only wait with it. Called with the lock held.
+    private func runnableWorkers(over span: ClockTime, lookingNow: Bool) -> Int {
+        var runnable = 0
+        for worker in running where worker.wasRunnable(forHalfOf: span) || lookingNow && worker.isRunnableNow {
+            runnable += 1
+        }
+        return runnable
     }
 
     /// Waits on `condition` (with the lock held) until signalled or the monotonic clock reads `deadline`.

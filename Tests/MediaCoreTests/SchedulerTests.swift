@@ -132,6 +132,42 @@ import Testing
         blocked.wait()
     }
 
+    /// Both workers compute while four other threads spin on the machine's cores, so each worker
+    /// runs only part of the time and its queue stands still for ticks at a time: the workers are
+    /// preempted, not blocked (they wait on a run queue), and the scheduler adds none.
+    @Test func workersPreemptedByOtherThreadsAreNotTakenForBlocked() throws {
+        let scheduler = NodeScheduler(workers: 2, maxWorkers: 6)
+        let spinning = Atomic<Bool>(true)
+        let spinners = DispatchGroup()
+        for _ in 0..<4 {
+            spinners.enter()
+            Thread.detachNewThread {
+                while spinning.load(ordering: .relaxed) {}
+                spinners.leave()
+            }
+        }
+        defer {
+            spinning.store(false, ordering: .relaxed)
+            spinners.wait()
+        }
+        let finished = DispatchGroup()
+        var sinks: [CollectingSink] = []
+        for index in 0..<4 {
+            let graph = Graph(scheduler: scheduler)
+            let stage = StageTransform(name: "computing \(index)")
+            stage.computeMicroseconds = 15_000
+            let sink = CollectingSink()
+            sinks.append(sink)
+            graph.add(sink, input: graph.add(stage, input: graph.add(PatternSource(name: "source \(index)", count: 8))))
+            finished.enter()
+            try graph.start { _ in finished.leave() }
+        }
+        var peak = scheduler.threadCount
+        while finished.wait(timeout: .now() + .milliseconds(2)) == .timedOut { peak = max(peak, scheduler.threadCount) }
+        #expect(sinks.allSatisfy { $0.indices == Array(0..<8) })
+        #expect(peak == 3, "\(peak - 3) workers added to the 2 that were only preempted")
+    }
+
     /// A source that waits inside `produce()` says `.ownThread`, so even a scheduler with one
     /// worker and no extra ones keeps running other graphs while it waits.
     @Test func anOwnThreadNodeWaitsWithoutHoldingAWorker() throws {

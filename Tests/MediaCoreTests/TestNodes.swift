@@ -64,9 +64,18 @@ final class PatternSource: MediaSource {
 }
 
 /// Passes pictures on; can take time per item, throw at a given item, or send an event upstream.
+/// The calling thread's CPU time in nanoseconds.
+func threadCPUTime() -> Int64 {
+    var spec = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec)
+    return Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec)
+}
+
 final class StageTransform: MediaTransform {
     let name: String
     var delayMicroseconds: UInt32 = 0
+    /// CPU time each item takes: the step computes (spins) until its thread has run this long.
+    var computeMicroseconds: Int64 = 0
     var failAt: Int?
     var accepted: Caps = .anyVideo
     private(set) var processed = 0
@@ -86,6 +95,10 @@ final class StageTransform: MediaTransform {
         if let failAt, processed == failAt { throw Failure(item: processed) }
         let began = SystemClock().now
         if delayMicroseconds > 0 { usleep(delayMicroseconds) }
+        if computeMicroseconds > 0 {
+            let end = threadCPUTime() + computeMicroseconds * 1_000
+            while threadCPUTime() < end {}
+        }
         steps.append(began...SystemClock().now)
         processed += 1
         outbox.emit(item)
