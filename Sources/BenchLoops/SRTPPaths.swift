@@ -8,8 +8,9 @@ import CSSL
 /// Sluice's SRTP send and receive paths over the synthetic VP8 stream, and SRTP alone over its packets.
 public enum SRTPPaths {
     /// The send path as `RTPSendSession` over `UDPRTPTransport` runs it: VP8 frames through
-    /// `RTPSender`, each packet written into one buffer and protected there in place (the history
-    /// keeps its header and a reference to the frame). Returns the SRTP bytes of `count` packets.
+    /// `RTPSender`, each packet's header and payload descriptor written into one buffer and its
+    /// payload encrypted from the frame after them (the history keeps the head and a reference to
+    /// the frame). Returns the SRTP bytes of `count` packets.
     public static func send(packets count: Int, profile: SRTPProfile, key: SRTPKeyMaterial) -> Int {
         var sender = SyntheticVideoStream.vp8Sender()
         let srtp = try! SRTPSession(profile: profile, key: key, direction: .sender)
@@ -17,8 +18,8 @@ public enum SRTPPaths {
         defer { buffer.deallocate() }
         var sent = 0, bytes = 0, index = 0
         while sent < count {
-            try! sender.send(SyntheticVideoStream.vp8Frames[index], at: .zero, into: buffer) { length in
-                bytes &+= try! srtp.protect(buffer, length: length)
+            try! sender.send(SyntheticVideoStream.vp8Frames[index], at: .zero, into: buffer) { (packet: RTPPacketParts) in
+                bytes &+= try! srtp.protect(buffer, length: packet.headLength, followedBy: packet.tail)
                 sent += 1
             }
             index += 1

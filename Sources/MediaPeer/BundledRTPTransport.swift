@@ -89,6 +89,13 @@ public final class BundledRTPTransport: RTPDatagramTransport, @unchecked Sendabl
         if try !loop.sendRTP(buffer, length: length) { refused.add(1, ordering: .relaxed) }
     }
 
+    /// SRTP encrypts `tail` from where it is (`PeerTransport.sendRTP(_:length:followedBy:now:)`).
+    public func sendRTP(_ buffer: UnsafeMutableRawBufferPointer, length: Int, followedBy tail: UnsafeRawBufferPointer,
+                        at now: ClockTime) throws {
+        guard !closed.load(ordering: .relaxed) else { throw SocketError.closed }
+        if try !loop.sendRTP(buffer, length: length, followedBy: tail) { refused.add(1, ordering: .relaxed) }
+    }
+
     public func sendRTCP(_ buffer: UnsafeMutableRawBufferPointer, length: Int, at now: ClockTime) throws {
         guard !closed.load(ordering: .relaxed) else { throw SocketError.closed }
         if try !loop.sendRTCP(buffer, length: length) { refused.add(1, ordering: .relaxed) }

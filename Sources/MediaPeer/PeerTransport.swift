@@ -280,6 +280,14 @@ public final class PeerTransport {
         try sendProtected(buffer, length: length, now: now, rtcp: false)
     }
 
+    /// As `sendRTP(_:length:now:)`, for the packet made of `buffer[0..<length]` and then `tail` (a
+    /// frame's bytes, elsewhere): SRTP encrypts the tail from where it is into `buffer` after the
+    /// head (`SRTPSession.protect(_:length:followedBy:)`), which needs room for it and `rtpOverhead`.
+    public func sendRTP(_ buffer: UnsafeMutableRawBufferPointer, length: Int, followedBy tail: UnsafeRawBufferPointer,
+                        now: ClockTime) throws(PeerTransportError) -> Sent? {
+        try sendProtected(buffer, length: length, followedBy: tail, now: now, rtcp: false)
+    }
+
     /// As `sendRTP`, for an RTCP compound packet (SRTCP, RFC 3711 §3.4).
     public func sendRTCP(_ buffer: UnsafeMutableRawBufferPointer, length: Int, now: ClockTime) throws(PeerTransportError)
         -> Sent?
@@ -311,23 +319,25 @@ public final class PeerTransport {
 
     // MARK: Inside
 
-    private func sendProtected(_ buffer: UnsafeMutableRawBufferPointer, length: Int, now: ClockTime, rtcp: Bool)
-        throws(PeerTransportError) -> Sent?
-    {
+    /// `tail`: RTP only.
+    private func sendProtected(_ buffer: UnsafeMutableRawBufferPointer, length: Int,
+                               followedBy tail: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0),
+                               now: ClockTime, rtcp: Bool) throws(PeerTransportError) -> Sent? {
         guard state != .closed, let outbound else {
             statistics.sendsRefused += 1
             return nil
         }
         let overhead = rtcp ? outbound.rtcpOverhead : outbound.rtpOverhead
         // Ask for the route first: a packet that cannot go is not protected, so its SRTP index is not spent.
-        let route = ice.selectedPathIsRelayed ? nil : ice.route(forSending: length + overhead, now: now)
+        let route = ice.selectedPathIsRelayed ? nil : ice.route(forSending: length + tail.count + overhead, now: now)
         guard route != nil || ice.selectedPathIsRelayed else {
             statistics.sendsRefused += 1
             return nil
         }
         let protected: Int
         do {
-            protected = rtcp ? try outbound.protectRTCP(buffer, length: length) : try outbound.protect(buffer, length: length)
+            protected = rtcp ? try outbound.protectRTCP(buffer, length: length)
+                             : try outbound.protect(buffer, length: length, followedBy: tail)
         } catch {
             throw .srtp(error)
         }

@@ -133,6 +133,12 @@ public final class PeerTransportLoop: @unchecked Sendable {
         try sendProtected(buffer, length: length, rtcp: false)
     }
 
+    /// As `sendRTP(_:length:)`, for the packet made of `buffer[0..<length]` and then `tail`, which
+    /// SRTP encrypts from where it is into `buffer` after the head (room for it and `rtpOverhead`).
+    public func sendRTP(_ buffer: UnsafeMutableRawBufferPointer, length: Int, followedBy tail: UnsafeRawBufferPointer) throws -> Bool {
+        try sendProtected(buffer, length: length, followedBy: tail, rtcp: false)
+    }
+
     /// As `sendRTP`, for an RTCP compound packet.
     public func sendRTCP(_ buffer: UnsafeMutableRawBufferPointer, length: Int) throws -> Bool {
         try sendProtected(buffer, length: length, rtcp: true)
@@ -201,12 +207,14 @@ public final class PeerTransportLoop: @unchecked Sendable {
         return true
     }
 
-    private func sendProtected(_ buffer: UnsafeMutableRawBufferPointer, length: Int, rtcp: Bool) throws -> Bool {
+    private func sendProtected(_ buffer: UnsafeMutableRawBufferPointer, length: Int,
+                               followedBy tail: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0),
+                               rtcp: Bool) throws -> Bool {
         var events: [PeerTransport.Event] = []
         let direct = try transport.withLock { box -> (sent: Bool, socket: UDPSocket?, destination: SocketAddress?, length: Int) in
             let now = clock.now
             switch rtcp ? try box.core.sendRTCP(buffer, length: length, now: now)
-                        : try box.core.sendRTP(buffer, length: length, now: now) {
+                        : try box.core.sendRTP(buffer, length: length, followedBy: tail, now: now) {
             case nil:
                 return (false, nil, nil, 0)
             case .relayed:

@@ -113,7 +113,8 @@ public struct H264Packetizer: RTPPacketizer {
         self.frame = FrameBytes(frame)
     }
 
-    public mutating func nextPayload(into buffer: UnsafeMutableRawBufferPointer) throws(RTPPayloadError) -> PacketizedPayload? {
+    public mutating func nextPayload(into buffer: UnsafeMutableRawBufferPointer,
+                                     leavingFrameSlice: Bool) throws(RTPPayloadError) -> PacketizedPayload? {
         guard let frame, unitIndex < units.count else { return nil }
         let step = nextStep()
         let byteCount: Int
@@ -122,13 +123,16 @@ public struct H264Packetizer: RTPPacketizer {
         case .aggregate(_, let count): byteCount = count
         case .fragment(_, let count): byteCount = 2 + count
         }
-        guard buffer.count >= byteCount else { throw .outputTooSmall(needed: byteCount, available: buffer.count) }
-
         let units = self.units, sent = fragmentOffset
+        let frameSlice = Self.frameSlice(of: step, units: units, fragmentOffset: sent)
+        let leaving = leavingFrameSlice && frameSlice != nil
+        let written = byteCount - (leaving ? frameSlice!.count : 0)
+        guard buffer.count >= written else { throw .outputTooSmall(needed: written, available: buffer.count) }
+
         sequenceParameterSet.withUnsafeBytes { sps in
             pictureParameterSet.withUnsafeBytes { pps in
                 let source = Sources(frame: frame.bytes, sps: sps, pps: pps)
-                Self.write(step, units: units, fragmentOffset: sent, from: source, into: buffer)
+                Self.write(step, units: units, fragmentOffset: sent, from: source, into: buffer, leavingFrameSlice: leaving)
             }
         }
 
@@ -144,8 +148,7 @@ public struct H264Packetizer: RTPPacketizer {
         }
         let isLast = unitIndex == units.count
         if isLast { self.frame = nil }
-        return PacketizedPayload(byteCount: byteCount, isLast: isLast, marker: isLast,
-                                 frameSlice: Self.frameSlice(of: step, units: units, fragmentOffset: sent))
+        return PacketizedPayload(byteCount: byteCount, isLast: isLast, marker: isLast, frameSlice: frameSlice)
     }
 
     // MARK: Planning
@@ -211,11 +214,12 @@ public struct H264Packetizer: RTPPacketizer {
         }
     }
 
+    /// Writes the payload of `step`; with `leavingFrameSlice`, only what comes before its frame slice.
     private static func write(_ step: Step, units: [Unit], fragmentOffset: Int, from source: Sources,
-                              into buffer: UnsafeMutableRawBufferPointer) {
+                              into buffer: UnsafeMutableRawBufferPointer, leavingFrameSlice: Bool) {
         switch step {
         case .single(let index):
-            FrameAssembly.copy(source.bytes(units[index]), to: buffer, at: 0)
+            if !leavingFrameSlice { FrameAssembly.copy(source.bytes(units[index]), to: buffer, at: 0) }
         case .aggregate(let range, _):
             // STAP-A header: F is the OR, NRI the maximum of the aggregated units' (§5.7).
             var forbidden: UInt8 = 0, nri: UInt8 = 0
@@ -237,7 +241,7 @@ public struct H264Packetizer: RTPPacketizer {
             buffer[0] = nal[0] & 0xE0 | UInt8(H264Payload.fuA)
             buffer[1] = (start ? 0x80 : 0) | (end ? 0x40 : 0) | nal[0] & 0x1F
             let body = 1 + fragmentOffset
-            FrameAssembly.copy(nal.slice(body..<(body + count)), to: buffer, at: 2)
+            if !leavingFrameSlice { FrameAssembly.copy(nal.slice(body..<(body + count)), to: buffer, at: 2) }
         }
     }
 

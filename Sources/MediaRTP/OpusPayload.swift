@@ -34,12 +34,13 @@ public struct OpusPacketizer: RTPPacketizer {
         self.frame = FrameBytes(frame)
     }
 
-    public mutating func nextPayload(into buffer: UnsafeMutableRawBufferPointer) throws(RTPPayloadError) -> PacketizedPayload? {
+    public mutating func nextPayload(into buffer: UnsafeMutableRawBufferPointer,
+                                     leavingFrameSlice: Bool) throws(RTPPayloadError) -> PacketizedPayload? {
         guard let bytes = frame?.bytes else { return nil }
-        guard buffer.count >= bytes.count else {
-            throw .outputTooSmall(needed: bytes.count, available: buffer.count)
+        if !leavingFrameSlice {
+            guard buffer.count >= bytes.count else { throw .outputTooSmall(needed: bytes.count, available: buffer.count) }
+            FrameAssembly.copy(bytes, to: buffer, at: 0)
         }
-        FrameAssembly.copy(bytes, to: buffer, at: 0)
         self.frame = nil
         return PacketizedPayload(byteCount: bytes.count, isLast: true, marker: marker, frameSlice: 0..<bytes.count)
     }

@@ -36,8 +36,11 @@ public protocol RTPPacketizer: Sendable {
 
     /// Writes the next payload of the frame at the start of `buffer`; `nil` when the frame has been
     /// sent whole (or none was started). Throws `.outputTooSmall` (and stays put) when `buffer` is
-    /// shorter than the payload.
-    mutating func nextPayload(into buffer: UnsafeMutableRawBufferPointer) throws(RTPPayloadError) -> PacketizedPayload?
+    /// shorter than the payload. With `leavingFrameSlice`, a payload that ends with a slice of the
+    /// frame (`PacketizedPayload.frameSlice`) is written only up to it: the caller places the slice
+    /// after the `byteCount - frameSlice.count` bytes written, copying or encrypting it from the frame.
+    mutating func nextPayload(into buffer: UnsafeMutableRawBufferPointer,
+                              leavingFrameSlice: Bool) throws(RTPPayloadError) -> PacketizedPayload?
 }
 
 /// What `RTPPacketizer.nextPayload(into:)` wrote.
@@ -64,6 +67,12 @@ public struct PacketizedPayload: Sendable, Hashable {
 }
 
 extension RTPPacketizer {
+    /// Writes the next payload of the frame, whole, at the start of `buffer`; see
+    /// `nextPayload(into:leavingFrameSlice:)`.
+    public mutating func nextPayload(into buffer: UnsafeMutableRawBufferPointer) throws(RTPPayloadError) -> PacketizedPayload? {
+        try nextPayload(into: buffer, leavingFrameSlice: false)
+    }
+
     /// The RTP timestamp (RFC 3550 §5.1) of a frame presented at `time`: `time` in units of the
     /// clock rate (rounded to the nearest), plus the stream's random `offset`, modulo 2^32.
     public static func rtpTimestamp(of time: MediaTime, offset: UInt32 = 0) -> UInt32 {

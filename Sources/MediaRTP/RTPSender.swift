@@ -6,7 +6,8 @@ import MediaCore
 /// of its own (RFC 4588 §4) — and writes sender reports (RFC 3550 §6.4.1).
 ///
 /// Each packet is written into the caller's buffer (where a transport then protects it in place)
-/// and goes out from there. The history keeps a packet's header and the payload format's own bytes
+/// and goes out from there; or only its head is, and the rest, a slice of the frame, is left for
+/// SRTP to encrypt from where it is (`send(_:at:into:emitParts:)`). The history keeps a packet's header and the payload format's own bytes
 /// (a payload descriptor, an FU header), and for the rest a reference to the frame it was cut from:
 /// no copy of the payload per packet, and sending allocates nothing once warm. Pure logic: the
 /// caller owns the socket and the clock.
@@ -79,26 +80,46 @@ public struct RTPSender<Packetizer: RTPPacketizer>: Sendable {
     @_specialize(where Packetizer == OpusPacketizer)
     public mutating func send(_ frame: EncodedFrame, at now: ClockTime, into buffer: UnsafeMutableRawBufferPointer,
                               emit: (Int) throws -> Void) throws {
+        try send(frame, at: now, into: buffer) { (parts: RTPPacketParts) in
+            if let tail = parts.tail.baseAddress {
+                (buffer.baseAddress! + parts.headLength).copyMemory(from: tail, byteCount: parts.tail.count)
+            }
+            try emit(parts.length)
+        }
+    }
+
+    /// Packetizes `frame` (sent at `now`) as `send(_:at:into:emit:)` does, but leaves the bytes of the
+    /// frame that end a payload where they are: `emit` gets each packet as its head, written at the
+    /// start of `buffer` (the RTP header and the payload format's own bytes), and its tail, those
+    /// bytes of the frame, to be copied or encrypted after the head (`SRTPSession.protect(_:length:followedBy:)`
+    /// reads them in place). So a packet's payload is read once, by the cipher, and never copied.
+    @_specialize(where Packetizer == VP8Packetizer)
+    @_specialize(where Packetizer == H264Packetizer)
+    @_specialize(where Packetizer == OpusPacketizer)
+    public mutating func send(_ frame: EncodedFrame, at now: ClockTime, into buffer: UnsafeMutableRawBufferPointer,
+                              emitParts emit: (RTPPacketParts) throws -> Void) throws {
         guard buffer.count >= maxPacketSize else {
             throw RTPPacketError.bufferTooSmall(needed: maxPacketSize, available: buffer.count)
         }
         try packetizer.startFrame(frame)
         let timestamp = Packetizer.rtpTimestamp(of: frame.pts, offset: configuration.timestampOffset)
         let frameNumber = history.keep(frame)
+        let bytes = frame.bytes
         let payloadStart = RTPHeader.fixedLength
         let payloadRoom = UnsafeMutableRawBufferPointer(rebasing: buffer[payloadStart..<maxPacketSize])
-        while let payload = try packetizer.nextPayload(into: payloadRoom) {
+        while let payload = try packetizer.nextPayload(into: payloadRoom, leavingFrameSlice: true) {
             let sequenceNumber = nextSequenceNumber
             let header = RTPHeader(marker: payload.marker, payloadType: configuration.payloadType,
                                    sequenceNumber: sequenceNumber, timestamp: timestamp, ssrc: configuration.ssrc)
             try header.write(into: buffer)
-            let length = payloadStart + payload.byteCount
-            history.record(sequenceNumber, UnsafeRawBufferPointer(rebasing: buffer[0..<length]),
+            let tail = payload.frameSlice.map { bytes.slice($0) } ?? UnsafeRawBufferPointer(start: nil, count: 0)
+            let headLength = payloadStart + payload.byteCount - tail.count
+            history.record(sequenceNumber, head: UnsafeRawBufferPointer(rebasing: buffer[0..<headLength]),
                            frameSlice: payload.frameSlice.map { (frameNumber, $0) })
             nextSequenceNumber &+= 1
             statistics.packetCount += 1
             statistics.octetCount += payload.byteCount
-            try emit(length)
+            try emit(RTPPacketParts(headLength: headLength, tail: tail))
         }
         lastFrame = (timestamp, now)
         statistics.frameCount += 1
@@ -264,13 +285,13 @@ struct PacketHistory: Sendable {
         return number
     }
 
-    /// Notes that packet `sequenceNumber` is `packet`, whose last `frameSlice.range.count` bytes are
-    /// those bytes of frame `frameSlice.frame` (nil: none are): copies the rest into its slot.
-    mutating func record(_ sequenceNumber: UInt16, _ packet: UnsafeRawBufferPointer, frameSlice: (frame: Int, range: Range<Int>)?) {
+    /// Notes that packet `sequenceNumber` is `head` and then the bytes `frameSlice.range` of frame
+    /// `frameSlice.frame` (nil: `head` is all of it): copies the head into its slot.
+    mutating func record(_ sequenceNumber: UInt16, head: UnsafeRawBufferPointer, frameSlice: (frame: Int, range: Range<Int>)?) {
         let index = slots.index(Int(sequenceNumber))
-        let stored = packet.count - (frameSlice?.range.count ?? 0)
-        slots[index].copy(UnsafeRawBufferPointer(rebasing: packet[0..<stored]), to: 0)
-        entries[index] = Entry(sequenceNumber: sequenceNumber, length: packet.count, storedLength: stored,
+        slots[index].copy(head, to: 0)
+        entries[index] = Entry(sequenceNumber: sequenceNumber, length: head.count + (frameSlice?.range.count ?? 0),
+                               storedLength: head.count,
                                frameNumber: frameSlice?.frame ?? 0, frameOffset: frameSlice?.range.lowerBound ?? 0)
     }
 
@@ -320,5 +341,20 @@ struct PacketSlots: @unchecked Sendable {
         let bytes: UnsafeMutableRawBufferPointer
         init(byteCount: Int) { bytes = .allocate(byteCount: byteCount, alignment: 16) }
         deinit { bytes.deallocate() }
+    }
+}
+
+/// A packet `RTPSender.send(_:at:into:emitParts:)` wrote: its first `headLength` bytes at the start
+/// of the caller's buffer, then `tail`, bytes of the frame left where they are (empty when the head
+/// is the whole packet).
+public struct RTPPacketParts {
+    public var headLength: Int
+    public var tail: UnsafeRawBufferPointer
+    /// The whole packet's length.
+    public var length: Int { headLength + tail.count }
+
+    public init(headLength: Int, tail: UnsafeRawBufferPointer) {
+        self.headLength = headLength
+        self.tail = tail
     }
 }

@@ -49,16 +49,16 @@ public struct VP8Packetizer: RTPPacketizer {
         self.frame = FrameBytes(frame)
     }
 
-    public mutating func nextPayload(into buffer: UnsafeMutableRawBufferPointer) throws(RTPPayloadError) -> PacketizedPayload? {
+    public mutating func nextPayload(into buffer: UnsafeMutableRawBufferPointer,
+                                     leavingFrameSlice: Bool) throws(RTPPayloadError) -> PacketizedPayload? {
         guard let bytes = frame?.bytes else { return nil }
         let headerCount = descriptor.byteCount
         let count = min(bytes.count - offset, maxPayloadSize - headerCount)
-        guard buffer.count >= headerCount + count else {
-            throw .outputTooSmall(needed: headerCount + count, available: buffer.count)
-        }
+        let written = leavingFrameSlice ? headerCount : headerCount + count
+        guard buffer.count >= written else { throw .outputTooSmall(needed: written, available: buffer.count) }
         try descriptor.write(into: buffer)
         let slice = offset..<(offset + count)
-        FrameAssembly.copy(bytes.slice(slice), to: buffer, at: headerCount)
+        if !leavingFrameSlice { FrameAssembly.copy(bytes.slice(slice), to: buffer, at: headerCount) }
         offset += count
         descriptor.startsPartition = false
         let isLast = offset == bytes.count

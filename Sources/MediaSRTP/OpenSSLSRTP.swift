@@ -47,10 +47,14 @@ final class OpenSSLSRTP {
 
     // MARK: SRTP (RFC 3711 §3.3, RFC 7714 §8)
 
-    /// Encrypts and tags the RTP packet `source[0..<length]` into `packet` (the same memory, or
-    /// `length` plus the tag's bytes apart from it); returns the SRTP length. Out of place, the cipher
-    /// reads the plain payload and writes the encrypted one (RFC 3711 §3.3 steps 4-5): no copy first.
-    func protectRTP(_ source: UnsafePointer<UInt8>, into packet: UnsafeMutablePointer<UInt8>, length: Int) throws(SRTPError) -> Int {
+    /// Encrypts and tags the RTP packet `source[0..<length]`, followed by `tail`, into `packet` (the same
+    /// memory, or `length` plus the tail's and the tag's bytes apart from it); returns the SRTP length.
+    /// Out of place, the cipher reads the plain payload and writes the encrypted one (RFC 3711 §3.3
+    /// steps 4-5): no copy first. `tail` (a frame's bytes that end the payload, left where they are by
+    /// the packetizer) is read where it is and written encrypted after `length`; the header must lie
+    /// before it.
+    func protectRTP(_ source: UnsafePointer<UInt8>, into packet: UnsafeMutablePointer<UInt8>, length: Int,
+                    followedBy tail: UnsafeRawBufferPointer) throws(SRTPError) -> Int {
         let headerLength = try Self.rtpHeaderLength(source, length, trailer: 0)
         let ssrc = Self.read32(source + 8)
         let stream = streamIndex(for: ssrc, creating: true)!
@@ -62,15 +66,17 @@ final class OpenSSLSRTP {
         }
         if UnsafePointer(packet) != source { packet.update(from: source, count: headerLength) }
         let plain = source + headerLength, payload = packet + headerLength, payloadLength = length - headerLength
+        let total = length + tail.count
         rtp.iv(scratch, ssrc: ssrc, index: index)
         if rtp.isAEAD {
-            try rtp.seal(iv: scratch, aad: (packet, headerLength), nil, plain, into: payload, payloadLength, tag: packet + length)
+            try rtp.seal(iv: scratch, aad: (packet, headerLength), nil, plain, into: payload, payloadLength, then: tail,
+                         tag: packet + total)
         } else {
-            try rtp.applyKeystream(iv: scratch, plain, into: payload, payloadLength)
+            try rtp.applyKeystream(iv: scratch, plain, into: payload, payloadLength, then: tail)
             Self.write32(UInt32(truncatingIfNeeded: index >> 16), scratch + 16)
-            rtp.authenticate(packet, length, extra: (scratch + 16, 4), into: packet + length)
+            rtp.authenticate(packet, total, extra: (scratch + 16, 4), into: packet + total)
         }
-        return length + rtp.tagLength
+        return total + rtp.tagLength
     }
 
     /// Checks the SRTP packet `source[0..<length]` and decrypts it into `packet` (the same memory, or
@@ -277,12 +283,19 @@ final class SessionKeys {
     }
 
     /// `bytes` XORed with AES-CM keystream from `iv`, written to `output` (encryption and decryption
-    /// alike; the same memory or apart).
+    /// alike; the same memory or apart), then `tail`, from wherever it is, written after them.
     func applyKeystream(iv: UnsafePointer<UInt8>, _ bytes: UnsafePointer<UInt8>, into output: UnsafeMutablePointer<UInt8>,
-                        _ count: Int) throws(SRTPError) {
-        guard sluice_cipher_start(cipher, iv, 16) == 1, sluice_cipher_update(cipher, output, bytes, count) == 1 else {
+                        _ count: Int, then tail: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0)) throws(SRTPError) {
+        guard sluice_cipher_start(cipher, iv, 16) == 1, sluice_cipher_update(cipher, output, bytes, count) == 1,
+              update(output + count, tail) else {
             throw Self.failure("AES-CM")
         }
+    }
+
+    /// The cipher's next bytes are `tail`, written to `output`; true when there are none.
+    private func update(_ output: UnsafeMutablePointer<UInt8>, _ tail: UnsafeRawBufferPointer) -> Bool {
+        guard let bytes = tail.baseAddress, tail.count > 0 else { return true }
+        return sluice_cipher_update(cipher, output, bytes.assumingMemoryBound(to: UInt8.self), tail.count) == 1
     }
 
     /// The first `tagLength` bytes of HMAC-SHA1 over `bytes[0..<count]` and `extra` (RFC 3711 §4.2.1).
@@ -297,14 +310,16 @@ final class SessionKeys {
     }
 
     /// AES-GCM encryption of `bytes` after `aad` and `moreAAD`, written to `output` (the same memory
-    /// or apart), the tag written to `tag`.
+    /// or apart), then of `tail`, from wherever it is, written after them; the tag written to `tag`.
     func seal(iv: UnsafePointer<UInt8>, aad: (UnsafeMutablePointer<UInt8>, Int), _ moreAAD: (UnsafeMutablePointer<UInt8>, Int)?,
               _ bytes: UnsafePointer<UInt8>, into output: UnsafeMutablePointer<UInt8>, _ count: Int,
+              then tail: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0),
               tag: UnsafeMutablePointer<UInt8>) throws(SRTPError) {
         guard sluice_cipher_start(cipher, iv, 12) == 1,
               sluice_cipher_update(cipher, nil, aad.0, aad.1) == 1,
               moreAAD.map({ sluice_cipher_update(cipher, nil, $0.0, $0.1) == 1 }) ?? true,
               sluice_cipher_update(cipher, output, bytes, count) == 1,
+              update(output + count, tail),
               sluice_cipher_finish(cipher) == 1,
               sluice_cipher_tag(cipher, tag, tagLength) == 1 else {
             throw Self.failure("AES-GCM encryption")

@@ -164,6 +164,18 @@ public final class SRTPSession {
         return try transform(.protectRTP, buffer, packet.count, from: source)
     }
 
+    /// Protects the RTP packet made of `buffer[0..<length]` and then `tail` (bytes elsewhere, which
+    /// must not overlap `buffer`) into `buffer` (RFC 3711 §3.3; RFC 7714 §8): returns the SRTP length,
+    /// `length + tail.count + rtpOverhead`, which `buffer` must have room for. The cipher reads `tail`
+    /// where it is and writes it encrypted after `length`: a sender that packetized a frame into a
+    /// header and a slice of the frame (`RTPSender.send(_:at:into:emitParts:)`) copies nothing. The
+    /// RTP header must lie within `length`. The bytes are those of `protect(_:length:)` on the whole
+    /// packet.
+    public func protect(_ buffer: UnsafeMutableRawBufferPointer, length: Int,
+                        followedBy tail: UnsafeRawBufferPointer) throws(SRTPError) -> Int {
+        try transform(.protectRTP, buffer, length, followedBy: tail)
+    }
+
     /// Verifies and decrypts the SRTP packet in `buffer[0..<length]` in place (RFC 3711 §3.3): returns the
     /// RTP length.
     public func unprotect(_ buffer: UnsafeMutableRawBufferPointer, length: Int) throws(SRTPError) -> Int {
@@ -201,11 +213,13 @@ public final class SRTPSession {
     }
 
     /// Runs `operation` and counts its outcome in `statistics`.
-    /// `source`: where the packet is when not in `buffer` already (RTP only).
-    private func transform(_ operation: Operation, _ buffer: UnsafeMutableRawBufferPointer,
-                           _ length: Int, from source: UnsafeRawPointer? = nil) throws(SRTPError) -> Int {
+    /// `source`: where the packet is when not in `buffer` already (RTP only); `tail`: the bytes that
+    /// follow the packet's first `length` (protecting RTP only).
+    private func transform(_ operation: Operation, _ buffer: UnsafeMutableRawBufferPointer, _ length: Int,
+                           from source: UnsafeRawPointer? = nil,
+                           followedBy tail: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0)) throws(SRTPError) -> Int {
         do {
-            let result = try call(operation, buffer, length, from: source)
+            let result = try call(operation, buffer, length, from: source, followedBy: tail)
             if operation.protects { statistics.protectedPackets += 1 } else { statistics.unprotectedPackets += 1 }
             return result
         } catch {
@@ -218,22 +232,22 @@ public final class SRTPSession {
         }
     }
 
-    private func call(_ operation: Operation, _ buffer: UnsafeMutableRawBufferPointer,
-                      _ length: Int, from source: UnsafeRawPointer?) throws(SRTPError) -> Int {
+    private func call(_ operation: Operation, _ buffer: UnsafeMutableRawBufferPointer, _ length: Int,
+                      from source: UnsafeRawPointer?, followedBy tail: UnsafeRawBufferPointer) throws(SRTPError) -> Int {
         guard operation.protects == (direction == .sender) else { throw .wrongDirection }
         let added = switch operation {
-        case .protectRTP: rtpOverhead
+        case .protectRTP: tail.count + rtpOverhead
         case .protectRTCP: rtcpOverhead
         case .unprotectRTP, .unprotectRTCP: 0
         }
-        guard length >= 0, length + added <= buffer.count, length <= Int32.max, let base = buffer.baseAddress else {
+        guard length >= 0, length + added <= buffer.count, length + tail.count <= Int32.max, let base = buffer.baseAddress else {
             throw .bufferTooSmall(needed: max(length, 0) + added, available: buffer.count)
         }
         guard let libsrtp else {
             let bytes = base.assumingMemoryBound(to: UInt8.self)
             let packet = source?.assumingMemoryBound(to: UInt8.self) ?? UnsafePointer(bytes)
             return switch operation {
-            case .protectRTP: try openSSL!.protectRTP(packet, into: bytes, length: length)
+            case .protectRTP: try openSSL!.protectRTP(packet, into: bytes, length: length, followedBy: tail)
             case .unprotectRTP: try openSSL!.unprotectRTP(packet, into: bytes, length: length)
             case .protectRTCP: try openSSL!.protectRTCP(bytes, length: length)
             case .unprotectRTCP: try openSSL!.unprotectRTCP(bytes, length: length)
@@ -241,7 +255,8 @@ public final class SRTPSession {
         }
         // libsrtp transforms in place only: a packet elsewhere is copied in first.
         if let source, source != UnsafeRawPointer(base) { base.copyMemory(from: source, byteCount: length) }
-        return try callLibsrtp(libsrtp, operation, base, length)
+        if let bytes = tail.baseAddress { (base + length).copyMemory(from: bytes, byteCount: tail.count) }
+        return try callLibsrtp(libsrtp, operation, base, length + tail.count)
     }
 
     private func callLibsrtp(_ context: srtp_t, _ operation: Operation, _ base: UnsafeMutableRawPointer,

@@ -24,8 +24,9 @@ import Synchronization
 /// reactor cannot watch (no `readinessDescriptors`) gets a thread that loops on `serviceTransport`.
 ///
 /// The send path allocates nothing per packet once warm (without impairment): the sender writes each
-/// packet into one buffer of the session's, where the transport protects it in place, and keeps for
-/// retransmissions only its header and a reference to the frame. Without `start()`, feedback and timers can be driven by
+/// packet's head into one buffer of the session's, the transport encrypts the rest from the frame
+/// after it (or copies it there and protects the packet in place), and the sender keeps for
+/// retransmissions only the head and a reference to the frame. Without `start()`, feedback and timers can be driven by
 /// hand with `serviceTransport(timeout:)` or `receiveRTCP(_:at:)`, e.g. over an in-memory
 /// transport with a manual clock.
 public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendable {
@@ -110,8 +111,8 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
     /// The sender and what only the sending side counts.
     private struct Outgoing: @unchecked Sendable {
         var sender: RTPSender<Packetizer>
-        /// Where the sender writes each packet and the transport protects it in place (room for the
-        /// largest packet and the transport's overhead), allocated once.
+        /// Where the sender writes each packet's head and the transport puts the packet together,
+        /// protected (room for the largest packet and the transport's overhead), allocated once.
         var packetBuffer: UnsafeMutableRawBufferPointer
         var senderReports = 0
         var tailProbes = 0
@@ -216,7 +217,9 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
         guard let tracer else {
             try outgoing.withLock { outgoing in
                 let buffer = outgoing.packetBuffer, now = outgoing.transmissionTime(now)
-                try outgoing.sender.send(frame, at: now, into: buffer) { try transmit(buffer, $0, at: now) }
+                try outgoing.sender.send(frame, at: now, into: buffer) { (packet: RTPPacketParts) in
+                    try transmit(buffer, packet, at: now)
+                }
                 try sendReportIfDue(at: now, outgoing: &outgoing)
             }
             return
@@ -227,10 +230,10 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
         var sent = (first: ClockTime?.none, last: ClockTime.zero)
         try outgoing.withLock { outgoing in
             let buffer = outgoing.packetBuffer, now = outgoing.transmissionTime(now)
-            try outgoing.sender.send(frame, at: now, into: buffer) { length in
+            try outgoing.sender.send(frame, at: now, into: buffer) { (packet: RTPPacketParts) in
                 sent.last = tracer.now
                 if sent.first == nil { sent.first = sent.last }
-                try transmit(buffer, length, at: now)
+                try transmit(buffer, packet, at: now)
             }
             try sendReportIfDue(at: now, outgoing: &outgoing)
         }
@@ -339,6 +342,11 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
     /// it there in place and sends it.
     private func transmit(_ buffer: UnsafeMutableRawBufferPointer, _ length: Int, at now: ClockTime) throws {
         try transport.sendRTP(buffer, length: length, at: now)
+    }
+
+    /// A packet sent as written: its head in `buffer`, its tail read from the frame by the transport.
+    private func transmit(_ buffer: UnsafeMutableRawBufferPointer, _ packet: RTPPacketParts, at now: ClockTime) throws {
+        try transport.sendRTP(buffer, length: packet.headLength, followedBy: packet.tail, at: now)
     }
 
     /// Sends the stream's last packet again (as RTX when configured, RFC 4588 §4).

@@ -156,6 +156,35 @@ import Testing
         #expect(Array(again[0][rtx.payloadRange].dropFirst(2)) == Array(written[1][12...]))
     }
 
+    /// Sent in parts, a packet is its head in the caller's buffer and its tail in the frame's own
+    /// bytes, unread and uncopied: together they are the packet sent whole, and the history resends it.
+    @Test func packetsSentInPartsAreTheirHeadsAndTheFramesBytes() throws {
+        var sender = try Self.sender()
+        var reference = try Self.sender()
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: sender.maxPacketSize, alignment: 16)
+        defer { buffer.deallocate() }
+        let frame = Self.frame(0, size: 2500)
+        let frameBytes = frame.bytes
+        var joined: [[UInt8]] = []
+        var tails: [Int] = []
+        var tailsInTheFrame = 0
+        try sender.send(frame, at: .zero, into: buffer) { (packet: RTPPacketParts) in
+            if let start = packet.tail.baseAddress, start >= frameBytes.baseAddress!,
+               start + packet.tail.count <= frameBytes.baseAddress! + frameBytes.count {
+                tailsInTheFrame += 1
+            }
+            joined.append(Array(buffer[0..<packet.headLength]) + Array(packet.tail))
+            tails.append(packet.tail.count)
+        }
+        // Heads of a 12-byte header and a 4-byte payload descriptor (15-bit PictureID), tails of the frame's 2500 bytes.
+        #expect(tailsInTheFrame == 3)
+        #expect(joined.map(\.count) == [1012, 1012, 524] && tails == [996, 996, 508])
+        #expect(joined == (try Self.send(frame, with: &reference)))
+        var resent: [[UInt8]] = []
+        try sender.retransmit(65535) { resent.append(Array($0)) }
+        #expect(resent == [joined[1]])
+    }
+
     /// A pooled frame stays out of its pool while its packets may be resent: the pool hands out
     /// other buffers, and the retransmission carries the frame's bytes.
     @Test func aSentFrameIsHeldFromItsPoolForRetransmission() throws {
@@ -178,18 +207,29 @@ import Testing
 
     /// Every payload format says truthfully which bytes of the frame end each payload.
     @Test func frameSlicesAreTheFramesBytesAtThePayloadsEnd() throws {
+        // And leaving the slices out writes the same payloads up to them, and nothing after.
         func check<P: RTPPacketizer>(_ packetizer: inout P, _ frame: EncodedFrame) throws -> (slices: Int, payloads: Int) {
+            var leaving = packetizer
             try packetizer.startFrame(frame)
+            try leaving.startFrame(frame)
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: packetizer.maxPayloadSize, alignment: 1)
-            defer { buffer.deallocate() }
+            let head = UnsafeMutableRawBufferPointer.allocate(byteCount: packetizer.maxPayloadSize, alignment: 1)
+            defer { buffer.deallocate(); head.deallocate() }
             var counts = (slices: 0, payloads: 0)
             while let payload = try packetizer.nextPayload(into: buffer) {
                 counts.payloads += 1
+                head.initializeMemory(as: UInt8.self, repeating: 0xEE)
+                let left = try leaving.nextPayload(into: head, leavingFrameSlice: true)
+                #expect(left == payload)
+                let written = payload.byteCount - (payload.frameSlice?.count ?? 0)
+                #expect(Array(head[..<written]) == Array(buffer[..<written]))
+                #expect(head[written...].allSatisfy { $0 == 0xEE })
                 guard let slice = payload.frameSlice else { continue }
                 counts.slices += 1
                 #expect(slice.count <= payload.byteCount)
                 #expect(Array(buffer[(payload.byteCount - slice.count)..<payload.byteCount]) == Array(frame.bytes[slice]))
             }
+            #expect(try leaving.nextPayload(into: head, leavingFrameSlice: true) == nil)
             return counts
         }
         var vp8 = try VP8Packetizer(maxPayloadSize: 700)

@@ -73,6 +73,15 @@ import Testing
          try SRTPSession(profile: profile, key: key, direction: .sender, implementation: .libsrtp))
     }
 
+    /// `senders` with a random key, and a second libsrtp sender for the calls that protect from
+    /// bytes apart from the buffer (libsrtp protects in place only: they are copied in for it first).
+    static func sendersProtectingApart(_ profile: SRTPProfile) throws
+        -> (ours: SRTPSession, reference: SRTPSession, copying: SRTPSession) {
+        let key = SRTPKeyMaterial.random(for: profile)
+        let (ours, reference) = try senders(profile, key: key)
+        return (ours, reference, try SRTPSession(profile: profile, key: key, direction: .sender, implementation: .libsrtp))
+    }
+
     @Test(arguments: SRTPProfile.allCases)
     func sendersWriteTheSameBytes(profile: SRTPProfile) throws {
         var random = SplitMix64(seed: 0x5EED_0001 &+ UInt64(profile.dtlsProtectionProfile))
@@ -99,10 +108,7 @@ import Testing
     @Test(arguments: SRTPProfile.allCases)
     func protectingIntoAnotherBufferWritesTheSameBytes(profile: SRTPProfile) throws {
         var random = SplitMix64(seed: 0x5EED_0004 &+ UInt64(profile.dtlsProtectionProfile))
-        let key = SRTPKeyMaterial.random(for: profile)
-        let (ours, reference) = try Self.senders(profile, key: key)
-        // libsrtp protects in place only: `protect(_:into:)` copies for it first.
-        let copying = try SRTPSession(profile: profile, key: key, direction: .sender, implementation: .libsrtp)
+        let (ours, reference, copying) = try Self.sendersProtectingApart(profile)
         for number in 0..<300 {
             let packet = Self.packet(ssrc: 0xC0FFEE, sequence: UInt16(truncatingIfNeeded: 65_400 + number), &random)
             let expected = try reference.protect(packet)
@@ -123,6 +129,49 @@ import Testing
         #expect(throws: SRTPError.self) {
             try packet.withUnsafeBytes { source in try short.withUnsafeMutableBytes { try ours.protect(source, into: $0) } }
         }
+    }
+
+    /// `protect(_:length:followedBy:)` (a packet's head in the buffer, the rest of its payload read
+    /// from elsewhere, as a sender packetizing a frame gives it) writes what libsrtp writes for the
+    /// whole packet, for both engines, wherever the payload is split, and leaves the tail as it was.
+    @Test(arguments: SRTPProfile.allCases)
+    func protectingAHeadFollowedByATailWritesTheSameBytes(profile: SRTPProfile) throws {
+        var random = SplitMix64(seed: 0x5EED_0005 &+ UInt64(profile.dtlsProtectionProfile))
+        let (ours, reference, copying) = try Self.sendersProtectingApart(profile)
+        var splits = Set<Int>()
+        for number in 0..<300 {
+            let packet = Self.packet(ssrc: 0xC0FFEE, sequence: UInt16(truncatingIfNeeded: 65_400 + number), &random)
+            var headerLength = 12 + 4 * Int(packet[0] & 0x0F)
+            if packet[0] & 0x10 != 0 { headerLength += 4 + 4 * Int(packet[headerLength + 3]) }
+            // The head alone, the whole packet, or a split between.
+            let split = [headerLength, packet.count, Int.random(in: headerLength...packet.count, using: &random)][number % 3]
+            splits.insert(split == headerLength ? 0 : split == packet.count ? 2 : 1)
+            let expected = try reference.protect(packet)
+            let tail = Array(packet[split...])
+            for session in [ours, copying] {
+                var output = [UInt8](repeating: 0xEE, count: packet.count + session.rtpOverhead)
+                output.replaceSubrange(0..<split, with: packet[..<split])
+                let length = try tail.withUnsafeBytes { tail in
+                    try output.withUnsafeMutableBytes { try session.protect($0, length: split, followedBy: tail) }
+                }
+                #expect(Array(output[..<length]) == expected, "packet \(number) split at \(split), \(session.implementation)")
+                #expect(tail == Array(packet[split...]))
+            }
+        }
+        #expect(splits == [0, 1, 2], "the head alone, the whole packet and splits between")
+        #expect(ours.statistics.protectedPackets == 300 && copying.statistics == reference.statistics)
+        // Too little room for the tail and the tag is refused before anything is written.
+        let packet = Self.packet(ssrc: 0xC0FFEE, sequence: 1, &random)
+        let tail = [UInt8](repeating: 7, count: 100)
+        var short = [UInt8](repeating: 0, count: packet.count + tail.count + ours.rtpOverhead - 1)
+        short.replaceSubrange(0..<packet.count, with: packet)
+        let before = short
+        #expect(throws: SRTPError.self) {
+            try tail.withUnsafeBytes { tail in
+                try short.withUnsafeMutableBytes { _ = try ours.protect($0, length: packet.count, followedBy: tail) }
+            }
+        }
+        #expect(short == before)
     }
 
     @Test(arguments: SRTPProfile.allCases)
