@@ -7,10 +7,10 @@ import MediaCore
 ///
 /// Each packet is written into the caller's buffer (where a transport then protects it in place)
 /// and goes out from there; or only its head is, and the rest, a slice of the frame, is left for
-/// SRTP to encrypt from where it is (`send(_:at:into:emitParts:)`). The history keeps a packet's header and the payload format's own bytes
-/// (a payload descriptor, an FU header), and for the rest a reference to the frame it was cut from:
-/// no copy of the payload per packet, and sending allocates nothing once warm. Pure logic: the
-/// caller owns the socket and the clock.
+/// SRTP to encrypt from where it is (`send(_:at:into:emitParts:)`). The history keeps a packet's
+/// header and the payload format's own bytes (a payload descriptor, an FU header), and for the rest
+/// a reference to the frame it was cut from: no copy of the payload per packet, and sending
+/// allocates nothing once warm. Pure logic: the caller owns the socket and the clock.
 public struct RTPSender<Packetizer: RTPPacketizer>: Sendable {
     public struct Configuration: Sendable, Hashable {
         public var payloadType: UInt8
@@ -91,8 +91,9 @@ public struct RTPSender<Packetizer: RTPPacketizer>: Sendable {
     /// Packetizes `frame` (sent at `now`) as `send(_:at:into:emit:)` does, but leaves the bytes of the
     /// frame that end a payload where they are: `emit` gets each packet as its head, written at the
     /// start of `buffer` (the RTP header and the payload format's own bytes), and its tail, those
-    /// bytes of the frame, to be copied or encrypted after the head (`SRTPSession.protect(_:length:followedBy:)`
-    /// reads them in place). So a packet's payload is read once, by the cipher, and never copied.
+    /// bytes of the frame, to be copied or encrypted after the head
+    /// (`SRTPSession.protect(_:length:followedBy:)` reads them in place). So a packet's payload is
+    /// read once, by the cipher, and never copied.
     @_specialize(where Packetizer == VP8Packetizer)
     @_specialize(where Packetizer == H264Packetizer)
     @_specialize(where Packetizer == OpusPacketizer)
