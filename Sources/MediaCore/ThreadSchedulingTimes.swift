@@ -37,8 +37,7 @@ final class ThreadSchedulingTimes: @unchecked Sendable {
 
     /// The thread's times now. A `pread` makes the kernel write the figures afresh.
     func read() -> Reading {
-        var text = (UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0))
-        let reading = withUnsafeMutableBytes(of: &text) { bytes in
+        let reading = withUnsafeTemporaryAllocation(byteCount: 64, alignment: 8) { bytes in
             Self.read(schedstat, into: bytes).flatMap(Self.parseSchedstat)
         }
         if let reading { return reading }

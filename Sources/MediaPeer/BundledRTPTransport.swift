@@ -1,4 +1,5 @@
 import MediaCore
+import MediaRTP
 import MediaTransport
 import Synchronization
 
@@ -89,11 +90,10 @@ public final class BundledRTPTransport: RTPDatagramTransport, @unchecked Sendabl
         if try !loop.sendRTP(buffer, length: length) { refused.add(1, ordering: .relaxed) }
     }
 
-    /// SRTP encrypts `tail` from where it is (`PeerTransport.sendRTP(_:length:followedBy:now:)`).
-    public func sendRTP(_ buffer: UnsafeMutableRawBufferPointer, length: Int, followedBy tail: UnsafeRawBufferPointer,
-                        at now: ClockTime) throws {
+    /// SRTP encrypts the tail from where it is (`PeerTransport.sendRTP(_:length:followedBy:now:)`).
+    public func sendRTP(_ buffer: UnsafeMutableRawBufferPointer, _ packet: RTPPacketParts, at now: ClockTime) throws {
         guard !closed.load(ordering: .relaxed) else { throw SocketError.closed }
-        if try !loop.sendRTP(buffer, length: length, followedBy: tail) { refused.add(1, ordering: .relaxed) }
+        if try !loop.sendRTP(buffer, length: packet.headLength, followedBy: packet.tail) { refused.add(1, ordering: .relaxed) }
     }
 
     public func sendRTCP(_ buffer: UnsafeMutableRawBufferPointer, length: Int, at now: ClockTime) throws {

@@ -274,16 +274,11 @@ public final class PeerTransport {
     /// Protects the RTP packet in `buffer[0..<length]` in place (`buffer` needs `rtpOverhead` bytes spare)
     /// and says how to send it. Nil, counted, before the keys are agreed or when ICE has no path or has
     /// lost consent (RFC 7675 §5.1: media stops).
-    public func sendRTP(_ buffer: UnsafeMutableRawBufferPointer, length: Int, now: ClockTime) throws(PeerTransportError)
-        -> Sent?
-    {
-        try sendProtected(buffer, length: length, now: now, rtcp: false)
-    }
-
-    /// As `sendRTP(_:length:now:)`, for the packet made of `buffer[0..<length]` and then `tail` (a
-    /// frame's bytes, elsewhere): SRTP encrypts the tail from where it is into `buffer` after the
-    /// head (`SRTPSession.protect(_:length:followedBy:)`), which needs room for it and `rtpOverhead`.
-    public func sendRTP(_ buffer: UnsafeMutableRawBufferPointer, length: Int, followedBy tail: UnsafeRawBufferPointer,
+    /// With a `tail` (a frame's bytes, elsewhere), the packet is `buffer[0..<length]` and then the
+    /// tail, which SRTP encrypts from where it is into `buffer` after the head
+    /// (`SRTPSession.protect(_:length:followedBy:)`); `buffer` then needs room for it too.
+    public func sendRTP(_ buffer: UnsafeMutableRawBufferPointer, length: Int,
+                        followedBy tail: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0),
                         now: ClockTime) throws(PeerTransportError) -> Sent? {
         try sendProtected(buffer, length: length, followedBy: tail, now: now, rtcp: false)
     }

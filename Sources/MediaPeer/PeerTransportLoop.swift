@@ -129,13 +129,10 @@ public final class PeerTransportLoop: @unchecked Sendable {
     /// Protects the RTP packet in `buffer[0..<length]` in place and sends it on the selected pair;
     /// false when the transport refused it (no keys yet, no path, consent lost). `buffer` needs the
     /// transport's `rtpOverhead` bytes spare.
-    public func sendRTP(_ buffer: UnsafeMutableRawBufferPointer, length: Int) throws -> Bool {
-        try sendProtected(buffer, length: length, rtcp: false)
-    }
-
-    /// As `sendRTP(_:length:)`, for the packet made of `buffer[0..<length]` and then `tail`, which
-    /// SRTP encrypts from where it is into `buffer` after the head (room for it and `rtpOverhead`).
-    public func sendRTP(_ buffer: UnsafeMutableRawBufferPointer, length: Int, followedBy tail: UnsafeRawBufferPointer) throws -> Bool {
+    /// With a `tail`, the packet is `buffer[0..<length]` and then the tail, which SRTP encrypts from
+    /// where it is into `buffer` after the head (room for it too).
+    public func sendRTP(_ buffer: UnsafeMutableRawBufferPointer, length: Int,
+                        followedBy tail: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0)) throws -> Bool {
         try sendProtected(buffer, length: length, followedBy: tail, rtcp: false)
     }
 

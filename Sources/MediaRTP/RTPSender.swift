@@ -80,12 +80,7 @@ public struct RTPSender<Packetizer: RTPPacketizer>: Sendable {
     @_specialize(where Packetizer == OpusPacketizer)
     public mutating func send(_ frame: EncodedFrame, at now: ClockTime, into buffer: UnsafeMutableRawBufferPointer,
                               emit: (Int) throws -> Void) throws {
-        try send(frame, at: now, into: buffer) { (parts: RTPPacketParts) in
-            if let tail = parts.tail.baseAddress {
-                (buffer.baseAddress! + parts.headLength).copyMemory(from: tail, byteCount: parts.tail.count)
-            }
-            try emit(parts.length)
-        }
+        try send(frame, at: now, into: buffer) { (packet: RTPPacketParts) in try emit(packet.joined(in: buffer)) }
     }
 
     /// Packetizes `frame` (sent at `now`) as `send(_:at:into:emit:)` does, but leaves the bytes of the
@@ -353,6 +348,13 @@ public struct RTPPacketParts {
     public var tail: UnsafeRawBufferPointer
     /// The whole packet's length.
     public var length: Int { headLength + tail.count }
+
+    /// Copies the tail after the head in `buffer`, the buffer the head is in (room checked by the
+    /// caller), and returns the whole packet's length.
+    public func joined(in buffer: UnsafeMutableRawBufferPointer) -> Int {
+        buffer.copy(tail, to: headLength)
+        return length
+    }
 
     public init(headLength: Int, tail: UnsafeRawBufferPointer) {
         self.headLength = headLength

@@ -45,13 +45,12 @@ public protocol RTPDatagramTransport: AnyObject, Sendable {
     /// Protects the RTP packet of `length` bytes at the start of `buffer` in place and sends it.
     /// `buffer` has `rtpOverhead` bytes to spare after the packet.
     func sendRTP(_ buffer: UnsafeMutableRawBufferPointer, length: Int, at now: ClockTime) throws
-    /// Sends the RTP packet made of `buffer[0..<length]` and then `tail` (a frame's bytes, elsewhere:
-    /// `RTPSender.send(_:at:into:emitParts:)`), put together and protected in `buffer`, which has room
-    /// for the tail and `rtpOverhead` bytes after it. By default the tail is copied after the head
-    /// and the packet sent with `sendRTP(_:length:at:)`; a transport with SRTP encrypts it from
-    /// where it is instead.
-    func sendRTP(_ buffer: UnsafeMutableRawBufferPointer, length: Int, followedBy tail: UnsafeRawBufferPointer,
-                 at now: ClockTime) throws
+    /// Sends the RTP packet `RTPSender.send(_:at:into:emitParts:)` wrote: its head at the start of
+    /// `buffer` and its tail, a frame's bytes, elsewhere, put together and protected in `buffer`,
+    /// which has room for the whole packet and `rtpOverhead` bytes after it. By default the tail is
+    /// copied after the head and the packet sent with `sendRTP(_:length:at:)`; a transport with SRTP
+    /// encrypts it from where it is instead.
+    func sendRTP(_ buffer: UnsafeMutableRawBufferPointer, _ packet: RTPPacketParts, at now: ClockTime) throws
     /// Protects the RTCP compound packet of `length` bytes at the start of `buffer` in place and sends it.
     func sendRTCP(_ buffer: UnsafeMutableRawBufferPointer, length: Int, at now: ClockTime) throws
 
@@ -141,10 +140,8 @@ extension RTPTransportPacket {
 }
 
 extension RTPDatagramTransport {
-    public func sendRTP(_ buffer: UnsafeMutableRawBufferPointer, length: Int, followedBy tail: UnsafeRawBufferPointer,
-                        at now: ClockTime) throws {
-        if let bytes = tail.baseAddress { (buffer.baseAddress! + length).copyMemory(from: bytes, byteCount: tail.count) }
-        try sendRTP(buffer, length: length + tail.count, at: now)
+    public func sendRTP(_ buffer: UnsafeMutableRawBufferPointer, _ packet: RTPPacketParts, at now: ClockTime) throws {
+        try sendRTP(buffer, length: packet.joined(in: buffer), at: now)
     }
 
     /// A transport with no work of its own, no SRTP and no impairment.

@@ -346,7 +346,7 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
 
     /// A packet sent as written: its head in `buffer`, its tail read from the frame by the transport.
     private func transmit(_ buffer: UnsafeMutableRawBufferPointer, _ packet: RTPPacketParts, at now: ClockTime) throws {
-        try transport.sendRTP(buffer, length: packet.headLength, followedBy: packet.tail, at: now)
+        try transport.sendRTP(buffer, packet, at: now)
     }
 
     /// Sends the stream's last packet again (as RTX when configured, RFC 4588 §4).

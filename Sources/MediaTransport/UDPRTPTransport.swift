@@ -113,15 +113,11 @@ public final class UDPRTPTransport: RTPDatagramTransport, @unchecked Sendable {
         try send(UnsafeRawBufferPointer(rebasing: buffer[0..<(outbound?.protect(buffer, length: length) ?? length)]), at: now)
     }
 
-    /// With SRTP the cipher reads `tail` where it is; without, it is copied after the head.
-    public func sendRTP(_ buffer: UnsafeMutableRawBufferPointer, length: Int, followedBy tail: UnsafeRawBufferPointer,
-                        at now: ClockTime) throws {
+    /// With SRTP the cipher reads the tail where it is; without, it is copied after the head.
+    public func sendRTP(_ buffer: UnsafeMutableRawBufferPointer, _ packet: RTPPacketParts, at now: ClockTime) throws {
         guard remote != nil else { throw SocketError.noDestination }
-        guard let outbound else {
-            if let bytes = tail.baseAddress { (buffer.baseAddress! + length).copyMemory(from: bytes, byteCount: tail.count) }
-            return try send(UnsafeRawBufferPointer(rebasing: buffer[0..<(length + tail.count)]), at: now)
-        }
-        try send(UnsafeRawBufferPointer(rebasing: buffer[0..<outbound.protect(buffer, length: length, followedBy: tail)]), at: now)
+        let length = try outbound?.protect(buffer, length: packet.headLength, followedBy: packet.tail) ?? packet.joined(in: buffer)
+        try send(UnsafeRawBufferPointer(rebasing: buffer[0..<length]), at: now)
     }
 
     /// Sends the RTP `packet`, ready to go, through the impairment if there is one.
