@@ -45,9 +45,9 @@ public enum SRTPPaths {
     }
 
     /// The receive path as `RTPReceiveSession` over `UDPRTPTransport` runs it: each of the first `count`
-    /// datagrams of `protected` copied in as from the socket, unprotected from there into the jitter
-    /// buffer's receive slot, parsed, kept there by the jitter buffer (arriving at `arrivals`), and the
-    /// frames due released. Returns the bytes of the frames released.
+    /// datagrams of `protected` copied in as from the socket, unprotected there in place, parsed, taken
+    /// by the jitter buffer (arriving at `arrivals`: appended to its frame as it comes in order), and
+    /// the frames due released. Returns the bytes of the frames released.
     public static func receive(_ protected: PacketList, arrivals: [ClockTime], count: Int, profile: SRTPProfile,
                                key: SRTPKeyMaterial) -> Int {
         let srtp = try! SRTPSession(profile: profile, key: key, direction: .receiver)
@@ -58,10 +58,8 @@ public enum SRTPPaths {
         protected.bytes.withUnsafeBytes { raw in
             for number in 0..<count {
                 datagram.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[protected.ranges[number]]))
-                let slot = buffer.receiveSlot
-                let length = try! srtp.unprotect(UnsafeRawBufferPointer(rebasing: datagram[0..<protected.ranges[number].count]),
-                                                 into: slot)
-                let bytes = UnsafeRawBufferPointer(rebasing: slot[0..<length])
+                let length = try! srtp.unprotect(datagram, length: protected.ranges[number].count)
+                let bytes = UnsafeRawBufferPointer(rebasing: datagram[0..<length])
                 let arrival = arrivals[number]
                 _ = buffer.insert(try! RTPPacket(parsing: bytes), in: bytes, arrival: arrival)
                 while let frame = buffer.nextFrame(at: arrival) { released &+= frame.byteCount }

@@ -277,6 +277,15 @@ public struct ICEAgent: Sendable {
         return ICERoute(source: path.base, destination: path.remoteAddress, relayed: path.relayed)
     }
 
+    /// `route(forSending:now:)`, or `.ownRelay` where that is nil because the selected pair is relayed
+    /// through the agent's own TURN client (`selectedPathIsRelayed`); nil when nothing can be sent
+    /// (counted in `sendsRefused`). One mutating call for the media path: a caller that keeps the agent
+    /// in a class reads a property such as `selectedPathIsRelayed` on a copy of the whole agent.
+    public mutating func sendPath(forSending length: Int, now: ClockTime) -> ICESendPath? {
+        if let path = selected, path.relayed, relayIndex(relayedAddress: path.base) != nil { return .ownRelay }
+        return route(forSending: length, now: now).map { .direct($0) }
+    }
+
     // MARK: Inputs
 
     /// A datagram received on `base` (a local socket, or a relayed address) from `source`. STUN is handled

@@ -28,11 +28,13 @@ extension ICEAgent {
     var relaysPending: Bool { relays.contains { !$0.settled } }
 
     /// The relay that owns the allocation at `relayed`, if this agent drives it.
+    @inline(__always)  // called for every datagram: a call that is not inlined copies the whole agent
     func relayIndex(relayedAddress relayed: TransportAddress) -> Int? {
         relays.firstIndex { $0.client.relayedAddress == relayed }
     }
 
     /// The relay whose server is `source` and whose socket is `base`.
+    @inline(__always)  // called for every datagram: a call that is not inlined copies the whole agent
     func relayIndex(server source: TransportAddress, base: TransportAddress) -> Int? {
         relays.firstIndex { $0.base == base && $0.client.server == source }
     }

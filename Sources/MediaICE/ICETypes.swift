@@ -132,6 +132,14 @@ public struct ICETransmit: Hashable, Sendable {
     }
 }
 
+/// How the media path sends application data now (`ICEAgent.sendPath(forSending:now:)`).
+public enum ICESendPath: Hashable, Sendable {
+    /// Straight from the caller's buffer on this route, counted as sent.
+    case direct(ICERoute)
+    /// Through the agent's own TURN client: the bytes go to `ICEAgent.send`, which wraps them.
+    case ownRelay
+}
+
 /// Where application data goes: from a local base (or a relayed address) to the remote address of the
 /// selected pair.
 public struct ICERoute: Hashable, Sendable {

@@ -324,8 +324,7 @@ public final class PeerTransport {
         }
         let overhead = rtcp ? outbound.rtcpOverhead : outbound.rtpOverhead
         // Ask for the route first: a packet that cannot go is not protected, so its SRTP index is not spent.
-        let route = ice.selectedPathIsRelayed ? nil : ice.route(forSending: length + tail.count + overhead, now: now)
-        guard route != nil || ice.selectedPathIsRelayed else {
+        guard let path = ice.sendPath(forSending: length + tail.count + overhead, now: now) else {
             statistics.sendsRefused += 1
             return nil
         }
@@ -336,7 +335,7 @@ public final class PeerTransport {
         } catch {
             throw .srtp(error)
         }
-        if let route {
+        if case .direct(let route) = path {
             if rtcp { statistics.rtcpPacketsSent += 1 } else { statistics.rtpPacketsSent += 1 }
             return .direct(length: protected, route: route)
         }

@@ -14,10 +14,12 @@ import MediaCore
 ///
 /// Packets are kept in slots allocated once (`capacity` of them and one more, `Configuration.slotSize`
 /// bytes each) and frames assembled into buffers from the caller's pool, so nothing is allocated per
-/// packet or frame once warm. A packet's payload is copied into a free slot, unless the packet was
-/// written into `receiveSlot` (read or decrypted there, e.g. `SRTPSession.unprotect(_:into:)`): that
-/// slot is then kept as it is, and a free one becomes the next `receiveSlot`. The slot freed last is
-/// used first, so the slots written are the ones a released frame was just read from, still in cache.
+/// packet or frame once warm. A packet that comes in order is appended to the frame it belongs to
+/// as it comes (see `OpenFrame`), without a slot. Another packet's payload is copied into a free
+/// slot, unless the packet was written into `receiveSlot` (read or decrypted there, e.g.
+/// `SRTPSession.unprotect(_:into:)`): that slot is then kept as it is, and a free one becomes the next
+/// `receiveSlot`. The slot freed last is used first, so the slots written are the ones a released
+/// frame was just read from, still in cache.
 ///
 /// **Playout.** A frame is due at its expected arrival, its RTP timestamp mapped onto the arrival
 /// clock through the lowest transit time seen (the fastest packet shows the network's fixed delay),
@@ -59,7 +61,9 @@ import MediaCore
 ///
 /// The packet paths (`insert`, `nextFrame`, `feedback`) are pre-specialized for the built-in payload
 /// formats: callers generic over the depacketizer (the receive session, the receiver node) reach the
-/// specialized code through a type check instead of looking up generic metadata per packet.
+/// specialized code through a type check instead of looking up generic metadata per packet. The
+/// helpers they call are inlined (`@inline(__always)`) or mutating: a call to a non-mutating method
+/// that is not inlined copies the whole buffer (some 800 bytes) first.
 public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
     public struct Configuration: Sendable, Hashable {
         /// Bounds of the target delay: 10 ms and 1 s by default (an interactive call tolerates
@@ -175,6 +179,17 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
     private var nackList: [UInt16] = []
     /// The first and last packet arrivals of the frame being assembled.
     private var releasedArrivals = (first: ClockTime.zero, last: ClockTime.zero)
+    /// The frame whose packets are appended as they come in order, the depacketizer appending them,
+    /// and the frames it assembled that wait for their release, oldest first.
+    private var open = OpenFrame()
+    private var assembler: Depacketizer
+    private var assembled: [AssembledFrame] = []
+    /// The bytes of the largest frame released: an open frame's buffer starts that large, so that the
+    /// pool's buffers settle at one size instead of being replaced as frame sizes wander.
+    private var largestFrameByteCount = 0
+    /// Whether frames are assembled as their packets come (the open frame); off, every frame is
+    /// assembled from the slots at its release, which tests compare against.
+    var assemblesAsPacketsCome = true
     /// The frame `nextFrame` returned last.
     public private(set) var lastRelease: Release?
 
@@ -188,11 +203,13 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
 
     public init(depacketizer: Depacketizer, configuration: Configuration = .init(), pool: BufferPool) {
         self.depacketizer = depacketizer
+        assembler = depacketizer
         self.configuration = configuration
         self.pool = pool
         slots = PayloadSlots(count: configuration.capacity, slotSize: configuration.slotSize)
         entries = [Entry](repeating: Entry(), count: slots.count)
         nackList.reserveCapacity(slots.count)
+        assembled.reserveCapacity(Self.assembledLimit)
         nackSendTimes = [ClockTime](repeating: ClockTime(nanoseconds: Int64.min / 2), count: max(1, configuration.maxNACKsPerRoundTrip))
         reception = ReceptionStatistics(clockRate: Depacketizer.clockRate)
     }
@@ -200,11 +217,14 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
     // MARK: Insert
 
     /// Where the next packet may be written whole (`Configuration.slotSize` bytes) for `insert` to keep
-    /// it without a copy; another slot after each packet kept from it.
-    public var receiveSlot: UnsafeMutableRawBufferPointer { slots.receiveSlot }
+    /// it without a copy; another slot after each packet kept from it. (A mutating getter: reading it
+    /// does not copy the buffer's state, a struct of some 800 bytes, as a plain getter called from
+    /// another module does.)
+    public var receiveSlot: UnsafeMutableRawBufferPointer { mutating get { slots.receiveSlot } }
 
     /// Takes a received packet parsed from `bytes` (valid during the call only) that arrived at `arrival`.
-    /// Bytes in `receiveSlot` are kept where they are; others are copied.
+    /// A packet that comes next for the frame being assembled is appended to it from `bytes`; of the
+    /// others, bytes in `receiveSlot` are kept where they are, and others are copied into a slot.
     @_specialize(where Depacketizer == VP8Depacketizer)
     @_specialize(where Depacketizer == H264Depacketizer)
     @_specialize(where Depacketizer == OpusDepacketizer)
@@ -257,10 +277,13 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         }
         counters.received += 1
         lastArrival = arrival
-        let offset = slots.keep(payload, at: index)
-        entries[index] = Entry(sequence: sequence, timestamp: timestamp, state: .held, offset: offset, length: payload.count,
+        entries[index] = Entry(sequence: sequence, timestamp: timestamp, state: .held, length: payload.count,
                                mediaByteCount: info.mediaByteCount, marker: packet.header.marker,
                                startsFrame: info.startsFrame, isKeyframe: info.isKeyframe, arrival: arrival)
+        if !appendInOrder(payload, of: sequence) {
+            entries[index].offset = slots.keep(payload, at: index)
+            entries[index].inSlot = true
+        }
         // A retransmission came late, so its transit only stands in until a first packet sent once
         // arrives: without any sample, playout times (Int64.max + ...) would overflow.
         if (!isRTX && !wasNACKed) || minimumTransit == .max {
@@ -279,8 +302,11 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
     /// Sets the state of the entry of `sequence` to `state` (released or given up), freeing its slot
     /// if it was held.
     private mutating func retire(_ sequence: Int64, as state: Entry.State) {
+        if sequence >= open.first && sequence < open.next { open = OpenFrame() }
+        // Retired from the window's start up: an assembled frame's first packet goes before its others.
+        if let frame = assembled.first, sequence >= frame.first { assembled.removeFirst() }
         let index = slots.index(Int(truncatingIfNeeded: sequence))
-        if entries[index].state == .held { slots.free(at: index) }
+        if entries[index].state == .held && entries[index].inSlot { slots.free(at: index) }
         entries[index].state = state
     }
 
@@ -399,6 +425,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
     }
 
     /// What the window starts with.
+    @inline(__always)
     private func scan() -> Scan {
         guard base <= highest else { return .empty }
         var start = base
@@ -408,8 +435,14 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         if start > base && !first.startsFrame {
             return .incomplete(timestamp: first.timestamp, lastKnown: lastKnown(of: first.timestamp, from: start))
         }
+        // Packets appended as they came are known to follow each other in one frame: the walk goes on from the last.
         var sequence = start
         var isKeyframe = false
+        if let frame = assembled.first, frame.first == start {
+            (sequence, isKeyframe) = (frame.last, frame.isKeyframe)
+        } else if open.buffer != nil && open.first == start && open.next > start {
+            (sequence, isKeyframe) = (open.next - 1, open.isKeyframe)
+        }
         while true {
             let current = entry(sequence)
             isKeyframe = isKeyframe || current.isKeyframe
@@ -426,6 +459,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
     }
 
     /// The highest received packet of `timestamp` from `sequence` on (missing ones may lie between).
+    @inline(__always)
     private func lastKnown(of timestamp: Int64, from sequence: Int64) -> Int64 {
         var last = sequence
         var candidate = sequence + 1
@@ -478,29 +512,10 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         keyframeWanted = true
     }
 
-    /// Assembles `base...end` into a pooled buffer; nil (and the frame dropped) when it does not fit together.
+    /// Releases `base...end` as one frame: assembled as its packets came, else now from the slots;
+    /// nil (and the frame dropped) when it does not fit together.
     private mutating func assemble(through end: Int64, timestamp: Int64) -> EncodedFrame? {
-        var size = 0
-        var arrivals = (first: ClockTime.max, last: ClockTime.zero)
-        for sequence in base...end {
-            let current = entry(sequence)
-            size += current.mediaByteCount
-            arrivals = (min(arrivals.first, current.arrival), max(arrivals.last, current.arrival))
-        }
-        releasedArrivals = arrivals
-        let buffer = pool.acquire(capacity: max(1, size))
-        let output = buffer.storage
-        depacketizer.startFrame()
-        let info: RTPFrameInfo
-        do {
-            for sequence in base...end {
-                let current = entry(sequence)
-                let payload = slots.payload(at: slots.index(Int(truncatingIfNeeded: sequence)), current.offset..<current.offset + current.length)
-                try depacketizer.append(payload, sequenceNumber: UInt16(truncatingIfNeeded: sequence),
-                                        marker: current.marker, into: output)
-            }
-            info = try depacketizer.finishFrame()
-        } catch {
+        guard let (buffer, info) = takeAssembledFrame(through: end) ?? assembleFromSlots(through: end) else {
             drop(through: end)
             return nil
         }
@@ -520,6 +535,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
             lastKeyframeRequest = nil
         }
         buffer.count = info.byteCount
+        largestFrameByteCount = max(largestFrameByteCount, info.byteCount)
         counters.framesReleased += 1
         latenessMargin = ClockTime(nanoseconds: latenessMargin.nanoseconds * 127 / 128)
         let timebase = Rational(1, Depacketizer.clockRate)
@@ -527,6 +543,164 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
                             pts: MediaTime(timestamp - firstTimestamp, timebase: timebase),
                             duration: Depacketizer.duration(ofFrame: buffer.bytes).map { MediaTime(Int64($0), timebase: timebase) },
                             buffer: buffer)
+    }
+
+    /// Assembles `base...end` from the packets' slots into a pooled buffer with `depacketizer`; nil
+    /// when the frame does not fit together or a packet of it was appended to a frame it refused.
+    private mutating func assembleFromSlots(through end: Int64) -> (FrameBuffer, RTPFrameInfo)? {
+        var size = 0
+        var arrivals = (first: ClockTime.max, last: ClockTime.zero)
+        for sequence in base...end {
+            let current = entry(sequence)
+            guard current.inSlot else { return nil }
+            size += current.mediaByteCount
+            arrivals = (min(arrivals.first, current.arrival), max(arrivals.last, current.arrival))
+        }
+        releasedArrivals = arrivals
+        let buffer = pool.acquire(capacity: max(1, size, largestFrameByteCount))  // one size, as the open frame's
+        depacketizer.startFrame()
+        do {
+            for sequence in base...end {
+                try depacketizer.append(payload(of: sequence), sequenceNumber: UInt16(truncatingIfNeeded: sequence),
+                                        marker: entry(sequence).marker, into: buffer.storage)
+            }
+            return (buffer, try depacketizer.finishFrame())
+        } catch {
+            return nil
+        }
+    }
+
+    /// The payload of held packet `sequence`, in its slot.
+    private func payload(of sequence: Int64) -> UnsafeRawBufferPointer {
+        let current = entry(sequence)
+        assert(current.inSlot, "packet \(sequence) was appended to a frame as it came: it has no slot")
+        return slots.payload(at: slots.index(Int(truncatingIfNeeded: sequence)), current.offset..<current.offset + current.length)
+    }
+
+    // MARK: Frames assembled as their packets come
+
+    /// The most assembled frames kept waiting for their release; beyond them, frames are assembled
+    /// at their release.
+    private static var assembledLimit: Int { 64 }
+
+    /// A frame whose packets are appended as they come. A packet that comes next for the open frame
+    /// is appended straight from where it was received (the receive slot, which stays free for the
+    /// next packet) and needs no slot; packets that came early wait in slots and follow it. A frame
+    /// whose last packet came (the marker bit, or each audio payload) waits assembled for its release,
+    /// which takes it without a walk over its packets or a copy of them.
+    ///
+    /// One frame is open at a time, opened by a packet starting a frame right after a packet of
+    /// another frame, and after the frames assembled. Releasing, dropping or giving up any of its
+    /// packets closes it, and so does a packet the depacketizer refuses: its frame is then dropped
+    /// at its release, as assembling it from the slots would have refused it. Other frames (the
+    /// first, one after a loss, one a late packet starts) are assembled from the slots at their
+    /// release, as before.
+    private struct OpenFrame {
+        /// Packets `first..<next` are appended to `buffer` (nil: none is open).
+        var first: Int64 = 0
+        var next: Int64 = 0
+        var timestamp: Int64 = 0
+        var buffer: FrameBuffer?
+        var isKeyframe = false
+        var arrivals = (first: ClockTime.max, last: ClockTime.zero)
+    }
+
+    /// A frame assembled from packets `first...last`, waiting for its release.
+    private struct AssembledFrame {
+        var first: Int64
+        var last: Int64
+        var buffer: FrameBuffer
+        var info: RTPFrameInfo
+        var isKeyframe: Bool
+        var arrivals: (first: ClockTime, last: ClockTime)
+    }
+
+    /// Appends `payload`, of packet `sequence` just taken in, to the open frame when it comes next,
+    /// opening a frame with it when none is open and it starts one after those assembled; then the
+    /// packets after it that came before it. Returns whether it was appended (it then needs no slot).
+    private mutating func appendInOrder(_ payload: UnsafeRawBufferPointer, of sequence: Int64) -> Bool {
+        guard assemblesAsPacketsCome else { return false }
+        let current = entry(sequence)
+        if open.buffer == nil {
+            guard current.startsFrame, followsAnotherFrame(sequence, timestamp: current.timestamp),
+                  assembled.count < Self.assembledLimit, assembled.last.map({ sequence > $0.last }) ?? true else { return false }
+            let capacity = max(largestFrameByteCount, 2 * current.mediaByteCount, 64)
+            open = OpenFrame(first: sequence, next: sequence, timestamp: current.timestamp, buffer: pool.acquire(capacity: capacity))
+            assembler.startFrame()
+        }
+        guard sequence == open.next && current.timestamp == open.timestamp, append(payload, current) else { return false }
+        appendHeld(through: highest)
+        return true
+    }
+
+    /// Whether the packet before `sequence` is known to belong to another frame than `timestamp`'s
+    /// (each audio payload is a frame): then no packet of this frame can come before `sequence`, even
+    /// where a payload format lets several packets of a frame look like its start (H.264).
+    @inline(__always)
+    private func followsAnotherFrame(_ sequence: Int64, timestamp: Int64) -> Bool {
+        guard !Depacketizer.eachPayloadIsAFrame else { return true }
+        let previous = entry(sequence - 1)
+        return previous.sequence == sequence - 1 && (previous.state == .held || previous.state == .released)
+            && previous.timestamp != timestamp
+    }
+
+    /// Appends to the open frame the held packets that follow it, through `last` at most, from their slots.
+    private mutating func appendHeld(through last: Int64) {
+        while open.buffer != nil && open.next <= last {
+            let current = entry(open.next)
+            guard current.state == .held && current.timestamp == open.timestamp else { return }
+            _ = append(payload(of: open.next), current)
+        }
+    }
+
+    /// Appends `payload`, of the packet `open.next` (`current`), to the open frame, growing its buffer
+    /// when full; the frame is assembled when it was its last packet. Returns false, and closes the
+    /// frame, when the depacketizer refuses the packet.
+    private mutating func append(_ payload: UnsafeRawBufferPointer, _ current: Entry) -> Bool {
+        let sequence = open.next
+        while true {
+            do {
+                try assembler.append(payload, sequenceNumber: UInt16(truncatingIfNeeded: sequence),
+                                     marker: current.marker, into: open.buffer!.storage)
+                break
+            } catch .outputTooSmall(let needed, _) {
+                let old = open.buffer!, bigger = pool.acquire(capacity: 2 * needed)
+                bigger.storage.copyMemory(from: UnsafeRawBufferPointer(old.storage))
+                open.buffer = bigger
+            } catch {
+                open = OpenFrame()
+                return false
+            }
+        }
+        open.next += 1
+        open.isKeyframe = open.isKeyframe || current.isKeyframe
+        open.arrivals = (min(open.arrivals.first, current.arrival), max(open.arrivals.last, current.arrival))
+        if Depacketizer.eachPayloadIsAFrame || current.marker { closeOpenFrame() }
+        return true
+    }
+
+    /// Ends the open frame: assembled, unless the depacketizer refuses it.
+    private mutating func closeOpenFrame() {
+        if let info = try? assembler.finishFrame(), let buffer = open.buffer {
+            assembled.append(AssembledFrame(first: open.first, last: open.next - 1, buffer: buffer, info: info,
+                                            isKeyframe: open.isKeyframe, arrivals: open.arrivals))
+        }
+        open = OpenFrame()
+    }
+
+    /// The frame `base...end` as assembled while its packets came, nil if it was not. The open frame,
+    /// when it starts at `base`, gets the packets after those it has; it ends at `end` also when the
+    /// next frame's timestamp ended it rather than a marker bit.
+    private mutating func takeAssembledFrame(through end: Int64) -> (FrameBuffer, RTPFrameInfo)? {
+        if open.buffer != nil && open.first == base {
+            appendHeld(through: end)
+            if open.buffer != nil && open.next == end + 1 { closeOpenFrame() }
+        }
+        guard let frame = assembled.first, frame.first == base else { return nil }
+        assembled.removeFirst()
+        guard frame.last == end else { return nil }
+        releasedArrivals = frame.arrivals
+        return (frame.buffer, frame.info)
     }
 
     // MARK: Feedback and timing
@@ -588,9 +762,11 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
     }
 
     /// The time between two NACKs for one packet: the round trip, at least 10 ms.
+    @inline(__always)
     private var retryInterval: ClockTime { max(roundTripTime, .milliseconds(10)) }
 
     /// When the NACK budget allows one more entry (see `nackSendTimes`).
+    @inline(__always)
     private var nackBudgetRenewal: ClockTime { nackSendTimes[nackRingNext] + retryInterval }
 
     private mutating func noteNACKSent(at now: ClockTime) {
@@ -622,6 +798,11 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
     /// time, the next NACK and the next keyframe request; nil when nothing is pending. A time in the
     /// past means now.
     public var nextDeadline: ClockTime? {
+        var buffer = self  // one copy a call, as a getter of the buffer makes anyway; `giveUpTime` is mutating
+        return buffer.deadline()
+    }
+
+    private mutating func deadline() -> ClockTime? {
         var deadline: ClockTime?
         func note(_ time: ClockTime?) {
             if let time { deadline = min(deadline ?? time, time) }
@@ -647,6 +828,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
 
     /// Whether the highest packet leaves its video frame open (no marker): its frame's last packet
     /// may be lost, and only the next frame would show it, a frame interval later.
+    @inline(__always)
     private var tailIsOpen: Bool {
         configuration.nack && !Depacketizer.eachPayloadIsAFrame && highest >= base
             && entry(highest).state == .held && !entry(highest).marker
@@ -655,6 +837,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
     /// When to NACK the packet after the highest, while the tail is open: once nothing followed
     /// within the reorder allowance, then every retry interval, as missing packets are. If it was
     /// not sent yet, the sender has nothing to resend and the request costs nothing.
+    @inline(__always)
     private var tailProbeDue: ClockTime? {
         guard tailIsOpen else { return nil }
         guard let tailProbe, tailProbe.sequence == highest + 1 else {
@@ -663,6 +846,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         return tailProbe.due == .max ? nil : tailProbe.due
     }
 
+    @inline(__always)
     private var keyframeRequestDue: ClockTime? {
         guard waitingForKeyframe && keyframeWanted else { return nil }
         guard let lastKeyframeRequest else { return .zero }
@@ -680,6 +864,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
     public var currentRoundTripTime: ClockTime { roundTripTime }
 
     /// The delay added to a frame's expected arrival; see the type's documentation.
+    @inline(__always)
     public var targetDelay: ClockTime {
         let jitter = ClockTime.seconds(4 * reception.jitterSeconds)
         let retry = retryInterval
@@ -688,14 +873,16 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
     }
 
     /// How long a gap may be reordering before it is NACKed: 5 ms plus half the jitter, at most 50 ms.
+    @inline(__always)
     private var reorderAllowance: ClockTime {
         min(.milliseconds(5) + .seconds(reception.jitterSeconds / 2), .milliseconds(50))
     }
 
     /// When a frame of RTP time `timestamp` that lacks packets from `base` through `last` (and maybe
     /// after) is given up: at its last chance while what it lacks is being asked for, else at its
-    /// playout time.
-    private func giveUpTime(_ timestamp: Int64, missingThrough last: Int64) -> ClockTime {
+    /// playout time. Mutating though it changes nothing: called by `nextFrame` for most packets, a
+    /// non-mutating method there was called on a copy of the whole buffer (some 800 bytes).
+    private mutating func giveUpTime(_ timestamp: Int64, missingThrough last: Int64) -> ClockTime {
         isRecovering(through: last) ? lastChance(timestamp) : playoutTime(timestamp)
     }
 
@@ -703,6 +890,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
     /// (video only) its expected arrival plus the maximum delay. Waiting delays the frames after it
     /// too, but a lost video frame costs every frame up to the next keyframe, where a lost audio
     /// packet costs only its own concealment.
+    @inline(__always)
     private func lastChance(_ timestamp: Int64) -> ClockTime {
         let due = playoutTime(timestamp)
         guard configuration.nack, !Depacketizer.eachPayloadIsAFrame else { return due }
@@ -712,6 +900,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
     /// Whether a packet is missing from `base` through `last`, or right after it (or, when `last` is
     /// the highest and leaves its frame open, the packet after it may be): it is asked for, or was
     /// and its answer may still come.
+    @inline(__always)
     private func isRecovering(through last: Int64) -> Bool {
         guard configuration.nack else { return false }
         if last == highest && tailIsOpen { return true }
@@ -729,6 +918,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
     }
 
     /// When the frame of RTP time `timestamp` (extended) plays out.
+    @inline(__always)
     private func playoutTime(_ timestamp: Int64) -> ClockTime {
         ClockTime(nanoseconds: nanoseconds(timestamp) + minimumTransit) + targetDelay
     }
@@ -736,11 +926,13 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
     /// RTP time since the first packet's, in nanoseconds.
     /// Whole seconds and the rest apart, so that the product cannot overflow: at 90 kHz the plain
     /// `ticks * 10^9` does after 28 hours of RTP time (or far fewer packets jumping ahead 2^31).
+    @inline(__always)
     private func nanoseconds(_ timestamp: Int64) -> Int64 {
         let ticks = timestamp - timeAnchor, rate = Int64(Depacketizer.clockRate)
         return ticks / rate * 1_000_000_000 + ticks % rate * 1_000_000_000 / rate
     }
 
+    @inline(__always)
     private func entry(_ sequence: Int64) -> Entry { entries[slots.index(Int(truncatingIfNeeded: sequence))] }
 
     /// Notes the frame released at `now`, for tracing and the W3C jitter-buffer sums.
@@ -781,7 +973,9 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         var sequence: Int64 = -1
         var timestamp: Int64 = 0
         var state = State.empty
-        /// Where the payload starts in its slot, and its bytes.
+        /// Whether the payload is kept in a slot (else it was appended to a frame as it came), where
+        /// it starts there, and its bytes.
+        var inSlot = false
         var offset = 0
         var length = 0
         var mediaByteCount = 0

@@ -245,12 +245,13 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
     /// kernel stamped it (SO_TIMESTAMPNS on `UDPRTPTransport`), which may be well before the read
     /// when this thread was starved: the jitter (RFC 3550 §6.4.1), the frames' lateness, the round
     /// trips from NACKs and the DLSR of reports are then of the network, not of the scheduler.
-    /// SRTP packets are decrypted straight into the jitter buffer's receive slot, which keeps them there.
+    /// SRTP packets are decrypted in place, in the transport's read buffer: the jitter buffer appends a
+    /// packet that comes in order straight to its frame from there, and copies others into a slot.
     @discardableResult
     func receive(timeout: ClockTime) throws -> Bool {
         var count = 0, lastArrival = ClockTime.zero
         defer { readUpTo = count >= UDPRTPTransport.batchLimit ? lastArrival : nil }
-        return try transport.receive(timeout: timeout, unprotectingRTPInto: { [self] in jitterBuffer.receiveSlot },
+        return try transport.receive(timeout: timeout, unprotectingRTPInto: { nil },
                                      withQueueTimes: { [self] packet, queuedFor in
             let now = timesByKernelArrival ? clock.now - queuedFor : clock.now
             (count, lastArrival) = (count + 1, now)

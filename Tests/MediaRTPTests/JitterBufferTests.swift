@@ -520,6 +520,166 @@ private func expectBytes(_ frames: [EncodedFrame], _ expected: [[UInt8]], source
         }
     }
 
+    /// What a jitter buffer did over a run: the frames it released, the feedback it gave, its counts.
+    private struct RunRecord: Equatable {
+        var frames: [[UInt8]] = []
+        var pts: [Int64] = []
+        var keyframes: [Bool] = []
+        var nacks: [[UInt16]] = []
+        var keyframeRequests = 0
+        var statistics = JitterBufferStatistics()
+    }
+
+    /// A long run through a lossy, reordering, duplicating network whose frames vary from 300 bytes to
+    /// 40 KB keyframes, one packet in 150 with its PictureID altered (VP8: its frame then does not fit
+    /// together), and NACKs answered through the network.
+    private func impairedRun(nack: Bool, rtx: Bool, assemblesAsPacketsCome: Bool) throws -> RunRecord {
+        let rtxStream: (payloadType: UInt8, ssrc: UInt32)? = rtx ? (97, 0xABCD) : nil
+        var link = try vp8Link(configuration: .init(nack: nack, rtx: rtxStream), rtx: rtxStream)
+        return try impairedRun(&link, nack: nack, assemblesAsPacketsCome: assemblesAsPacketsCome, alterEvery: 150) {
+            vp8Frame($0, $1 ? 40_000 : $2, $1)
+        }
+    }
+
+    /// H.264 access units: keyframes lead with SPS and PPS in a STAP-A and their IDR slice, split into
+    /// FU-As, also looks like an access unit's start.
+    private func impairedH264Run(assemblesAsPacketsCome: Bool) throws -> RunRecord {
+        var link = Link(sender: RTPSender(packetizer: try H264Packetizer(maxPayloadSize: 1000),
+                                          configuration: .init(payloadType: 102, ssrc: 3, initialSequenceNumber: 1000, timestampOffset: 0, historySize: 512)),
+                        buffer: JitterBuffer(depacketizer: H264Depacketizer(), pool: BufferPool(name: "h264")))
+        return try impairedRun(&link, nack: true, assemblesAsPacketsCome: assemblesAsPacketsCome, alterEvery: nil) {
+            index, keyframe, size in
+            let slice: [UInt8] = [keyframe ? 0x65 : 0x41, 0x88] + (0..<(keyframe ? 20_000 : size)).map { UInt8(truncatingIfNeeded: $0 * 7 + index) | 1 }
+            return annexB(keyframe ? [[0x67, 0x42, 0xC0, 0x1F], [0x68, 0xCE, 0x3C, 0x80], slice] : [slice]).withUnsafeBytes {
+                EncodedFrame(codec: .h264, isKeyframe: keyframe, pts: MediaTime(Int64(index) * 3000, timebase: Rational(1, 90_000)),
+                             copying: $0, pool: nil)
+            }
+        }
+    }
+
+    /// The run of `link`; `frame(index, keyframe, size)` makes the frames sent.
+    private func impairedRun<P: RTPPacketizer, D: RTPDepacketizer>(
+        _ link: inout Link<P, D>, nack: Bool, assemblesAsPacketsCome: Bool, alterEvery: Int?,
+        frame: (Int, Bool, Int) -> EncodedFrame
+    ) throws -> RunRecord {
+        link.buffer.assemblesAsPacketsCome = assemblesAsPacketsCome
+        link.buffer.updateRoundTripTime(ms(60))
+        let profile = ImpairmentProfile(lossPercent: 3, meanBurstLength: 2, reorderPercent: 10, duplicatePercent: 2,
+                                        delay: ms(30), jitter: ms(8), seed: 7)
+        var network = NetworkImpairment<[UInt8]>(profile: profile)
+        var random = SplitMix64(seed: 5)
+        var record = RunRecord()
+        var keyframeDue = true, packetsSent = 0
+        for step in 0..<8_000 {
+            let now = ms(Int64(step))
+            if step % 33 == 0 && step < 7_000 {
+                let index = step / 33, keyframe = keyframeDue || index % 60 == 0
+                keyframeDue = false
+                for var packet in try link.send(frame(index, keyframe, 300 + Int(random.next() % 3000)), at: now) {
+                    packetsSent += 1
+                    if let alterEvery, packetsSent % alterEvery == 0 {
+                        let payload = try RTPPacket(parsing: packet).payloadRange.lowerBound
+                        packet[payload + 3] &+= 1  // the PictureID's low byte (15-bit PictureIDs)
+                    }
+                    if index == 0 { try link.insert(packet, at: now) } else { network.submit(packet, bytes: packet.count, at: now) }
+                }
+            }
+            try network.deliver(until: now) { try link.insert($0, at: now) }
+            let feedback = link.buffer.feedback(at: now)
+            if feedback.keyframeRequest {
+                keyframeDue = true
+                record.keyframeRequests += 1
+            }
+            if !feedback.nacks.isEmpty { record.nacks.append(feedback.nacks) }
+            if nack {
+                for packet in try link.retransmissions(for: feedback.nacks) { network.submit(packet, bytes: packet.count, at: now) }
+            }
+            link.drain(at: now)
+        }
+        record.frames = link.released.map { Array($0.bytes) }
+        record.pts = link.released.map(\.pts.value)
+        record.keyframes = link.released.map(\.isKeyframe)
+        record.statistics = link.buffer.statistics
+        return record
+    }
+
+    /// Assembling frames as their packets come changes nothing the buffer does: the same frames (byte
+    /// for byte), feedback and counts as assembling each frame from the slots at its release.
+    @Test(arguments: [(nack: true, rtx: true), (nack: true, rtx: false), (nack: false, rtx: false)])
+    func framesAssembledAsTheirPacketsComeAreTheFramesAssembledAtRelease(mode: (nack: Bool, rtx: Bool)) throws {
+        let asTheyCome = try impairedRun(nack: mode.nack, rtx: mode.rtx, assemblesAsPacketsCome: true)
+        let atRelease = try impairedRun(nack: mode.nack, rtx: mode.rtx, assemblesAsPacketsCome: false)
+        #expect(asTheyCome.frames.count > 40 && asTheyCome.keyframes.filter { $0 }.count >= 3)
+        #expect(asTheyCome.statistics.framesDropped > 0 && asTheyCome.statistics.duplicates > 0)
+        #expect(mode.nack ? asTheyCome.statistics.recovered > 0 : asTheyCome.statistics.lost > 0)
+        let sameFrames = asTheyCome.frames == atRelease.frames
+        #expect(sameFrames, "\(asTheyCome.frames.count) and \(atRelease.frames.count) frames")
+        #expect(asTheyCome.pts == atRelease.pts && asTheyCome.keyframes == atRelease.keyframes)
+        #expect(asTheyCome.nacks == atRelease.nacks && asTheyCome.keyframeRequests == atRelease.keyframeRequests)
+        #expect(asTheyCome.statistics == atRelease.statistics)
+    }
+
+    /// The same for H.264, where more than the first packet of an access unit may look like its start.
+    @Test func h264AccessUnitsAssembledAsTheirPacketsComeAreTheOnesAssembledAtRelease() throws {
+        let asTheyCome = try impairedH264Run(assemblesAsPacketsCome: true)
+        let atRelease = try impairedH264Run(assemblesAsPacketsCome: false)
+        #expect(asTheyCome.frames.count > 150 && asTheyCome.keyframes.filter { $0 }.count >= 3)
+        #expect(asTheyCome.statistics.recovered > 0 && asTheyCome.statistics.duplicates > 0)
+        let sameFrames = asTheyCome.frames == atRelease.frames
+        #expect(sameFrames, "\(asTheyCome.frames.count) and \(atRelease.frames.count) frames")
+        #expect(asTheyCome.pts == atRelease.pts && asTheyCome.keyframes == atRelease.keyframes)
+        #expect(asTheyCome.nacks == atRelease.nacks)
+        #expect(asTheyCome.statistics == atRelease.statistics)
+    }
+
+    /// A frame whose packets come in order is assembled as they come: its buffer is taken when its
+    /// first packet arrives and grows for a keyframe far larger than the frames before it; a frame
+    /// given up lets go of it (frame 43 loses its last packet, so 44, a delta frame, is dropped too).
+    /// Once the pool holds the sizes it needs, frames take no new buffers.
+    @Test func inOrderFramesAreAssembledAsTheirPacketsCome() throws {
+        let pool = BufferPool(name: "open")
+        var link = Link(sender: RTPSender(packetizer: try VP8Packetizer(maxPayloadSize: 1000),
+                                          configuration: .init(payloadType: 96, ssrc: 9)),
+                        buffer: JitterBuffer(depacketizer: VP8Depacketizer(), configuration: .init(nack: false), pool: pool))
+        var expected: [[UInt8]] = [], received: [[UInt8]] = [], allocations = 0
+        for index in 0..<60 {
+            if index == 30 { allocations = pool.allocations }
+            let keyframe = index % 30 == 0 || index % 30 == 10 || index == 45
+            let frame = vp8Frame(index, index % 30 == 10 ? 60_000 : 1400 + 50 * (index % 7), keyframe)
+            if index != 43 && index != 44 { expected.append(Array(frame.bytes)) }
+            let packets = try link.send(frame)
+            #expect(pool.outstanding == 0)
+            try link.insert(packets[0], at: ms(33 * Int64(index)))
+            // Frame 0 follows no packet, 44 a lost one and 45 a dropped one: assembled at their release.
+            #expect(pool.outstanding == ([0, 44, 45].contains(index) ? 0 : 1), "frame \(index)'s buffer is taken with its first packet")
+            for packet in packets.dropFirst().dropLast(index == 43 ? 1 : 0) { try link.insert(packet, at: ms(33 * Int64(index))) }
+            link.drain(at: ms(33 * Int64(index) + 15))
+            received += link.released.map { Array($0.bytes) }
+            link.released.removeAll()
+            #expect(pool.outstanding == 0)
+        }
+        #expect(received == expected)
+        #expect(link.buffer.statistics.framesDropped == 2)
+        #expect(pool.allocations == allocations, "the second pass takes no new buffer")
+    }
+
+    /// Frames waiting for their playout stay assembled, each in its buffer, while the next ones are
+    /// assembled as they come; released, they are the frames sent.
+    @Test func framesWaitingForTheirPlayoutStayAssembled() throws {
+        let pool = BufferPool(name: "waiting")
+        var link = Link(sender: RTPSender(packetizer: try OpusPacketizer(), configuration: .init(payloadType: 111, ssrc: 7)),
+                        buffer: JitterBuffer(depacketizer: OpusDepacketizer(), configuration: .init(minimumDelay: ms(200)), pool: pool))
+        for index in 0..<5 {
+            for packet in try link.send(opusFrame(index)) { try link.insert(packet, at: ms(20 * Int64(index))) }
+            link.drain(at: ms(20 * Int64(index)))
+            #expect(pool.outstanding == index + 1 && link.released.isEmpty)
+        }
+        link.drain(at: ms(1000))
+        expectBytes(link.released, (0..<5).map { [0xF8, UInt8($0), 0x55] })
+        link.released.removeAll()
+        #expect(pool.outstanding == 0)
+    }
+
     @Test func receptionReportsFollowRFC3550() throws {
         var statistics = ReceptionStatistics(clockRate: 90_000)
         for sequence: UInt16 in [65534, 65535, 1, 2] { statistics.record(sequenceNumber: sequence, timestamp: 0, arrival: .zero) }
