@@ -439,7 +439,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         var sequence = start
         var isKeyframe = false
         if let frame = assembled.first, frame.first == start {
-            (sequence, isKeyframe) = (frame.last, frame.isKeyframe)
+            (sequence, isKeyframe) = (frame.last, frame.frame.isKeyframe)
         } else if open.buffer != nil && open.first == start && open.next > start {
             (sequence, isKeyframe) = (open.next - 1, open.isKeyframe)
         }
@@ -605,14 +605,13 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         var arrivals = (first: ClockTime.max, last: ClockTime.zero)
     }
 
-    /// A frame assembled from packets `first...last`, waiting for its release.
+    /// A frame assembled from packets `first...last`, waiting for its release: the open frame it was,
+    /// described by the depacketizer.
     private struct AssembledFrame {
-        var first: Int64
-        var last: Int64
-        var buffer: FrameBuffer
+        var frame: OpenFrame
         var info: RTPFrameInfo
-        var isKeyframe: Bool
-        var arrivals: (first: ClockTime, last: ClockTime)
+        var first: Int64 { frame.first }
+        var last: Int64 { frame.next - 1 }
     }
 
     /// Appends `payload`, of packet `sequence` just taken in, to the open frame when it comes next,
@@ -681,10 +680,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
 
     /// Ends the open frame: assembled, unless the depacketizer refuses it.
     private mutating func closeOpenFrame() {
-        if let info = try? assembler.finishFrame(), let buffer = open.buffer {
-            assembled.append(AssembledFrame(first: open.first, last: open.next - 1, buffer: buffer, info: info,
-                                            isKeyframe: open.isKeyframe, arrivals: open.arrivals))
-        }
+        if let info = try? assembler.finishFrame(), open.buffer != nil { assembled.append(AssembledFrame(frame: open, info: info)) }
         open = OpenFrame()
     }
 
@@ -698,9 +694,9 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         }
         guard let frame = assembled.first, frame.first == base else { return nil }
         assembled.removeFirst()
-        guard frame.last == end else { return nil }
-        releasedArrivals = frame.arrivals
-        return (frame.buffer, frame.info)
+        guard frame.last == end, let buffer = frame.frame.buffer else { return nil }
+        releasedArrivals = frame.frame.arrivals
+        return (buffer, frame.info)
     }
 
     // MARK: Feedback and timing
