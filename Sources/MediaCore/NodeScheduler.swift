@@ -90,6 +90,7 @@ final class NodeScheduler: @unchecked Sendable {
     private var timerThreadWakes = ClockTime.max
     private var started = false
     private var due: [NodeRunner] = []
+    /// The workers whose threads have begun; `workers` also counts those still starting.
     private var running: [Worker] = []
     private var activeRuns = 0
 
@@ -393,9 +394,12 @@ final class NodeScheduler: @unchecked Sendable {
     /// How many workers were on a CPU or waiting for one for at least half of `span`, the time
     /// since the last look, or (with `lookingNow`) are now: the others sleep inside a step (a
     /// blocking call) and leave a core unused. A worker preempted by other threads waits on a run
-    /// queue, and another worker would only wait with it. Called with the lock held.
+    /// queue, and another worker would only wait with it. A worker whose thread has not begun yet
+    /// counts too: on a loaded machine a new thread can wait more than a tick for its first turn
+    /// while the first graphs queue up, and taking it for blocked added a worker for nothing.
+    /// Called with the lock held.
     private func runnableWorkers(over span: ClockTime, lookingNow: Bool) -> Int {
-        var runnable = 0
+        var runnable = workers - running.count
         for worker in running where worker.wasRunnable(forHalfOf: span) || lookingNow && worker.isRunnableNow {
             runnable += 1
         }
