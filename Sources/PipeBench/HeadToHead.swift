@@ -48,8 +48,10 @@ public struct HeadToHead {
 
     public var sluiceRate: Double { Self.median(sluiceRates) }
     public var bareRate: Double { Self.median(bareRates) }
+    /// Each round's ratio sluice/bare.
+    public var roundRatios: [Double] { zip(sluiceRates, bareRates).map { $0 / $1 } }
     /// Median of the per-round ratios sluice/bare.
-    public var ratio: Double { Self.median(zip(sluiceRates, bareRates).map { $0 / $1 }) }
+    public var ratio: Double { Self.median(roundRatios) }
 
     /// The result of scenario `name`: "sluice" and "bare" rates in `unit`, and their ratio against
     /// `target`; with an `alone` side, its rate and the two parts of the ratio (medians of the rounds').
@@ -62,8 +64,10 @@ public struct HeadToHead {
                         Metric("graph/codec alone", Self.median(zip(sluiceRates, aloneRates).map { $0 / $1 }) * 100, unit: "%")]
             notes.append("codec alone: Sluice's codec object in a plain loop, no graph")
         }
-        return ScenarioResult(scenario: name, metrics: metrics, ratio: ratio, target: target,
-                              notes: notes + ["\(sluiceRates.count) rounds"])
+        var result = ScenarioResult(scenario: name, metrics: metrics, ratio: ratio, target: target,
+                                    notes: notes + ["\(sluiceRates.count) rounds"])
+        result.roundRatios = roundRatios
+        return result
     }
 
     static func median(_ values: [Double]) -> Double {

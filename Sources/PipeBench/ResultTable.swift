@@ -4,9 +4,12 @@ import Foundation
 /// Renders results as aligned text columns: scenario, metric, value, unit, ratio, target.
 public enum ResultTable {
     public static func render(_ results: [ScenarioResult]) -> String {
-        var rows: [[String]] = [["scenario", "metric", "value", "unit", "sluice/bare", "target"]]
+        var rows: [[String]] = [["scenario", "metric", "value", "unit", "sluice/bare (rounds)", "target"]]
         for result in results {
-            let ratio = result.ratio.map { format($0 * 100, digits: 1) + "%" } ?? ""
+            var ratio = result.ratio.map { format($0 * 100, digits: 1) + "%" } ?? ""
+            if let spread = result.ratioSpread {
+                ratio += " (" + format(spread.lowerBound * 100, digits: 1) + "-" + format(spread.upperBound * 100, digits: 1) + ")"
+            }
             let target: String
             switch result.meetsTarget {
             case .some(let met): target = "≥" + format(result.target! * 100, digits: 0) + "% " + (met ? "ok" : "MISSED")

@@ -53,6 +53,10 @@ public struct ScenarioResult: Codable, Sendable, Equatable {
     public var ratio: Double?
     /// The ratio this scenario should reach (e.g. 0.97).
     public var target: Double?
+    /// The ratio of each alternating round, of which `ratio` is the median; nil for scenarios that
+    /// measure otherwise (and in results written before it was kept). Their spread is this machine's
+    /// noise over the run: a target inside it is neither clearly met nor clearly missed.
+    public var roundRatios: [Double]?
     public var latencies: [StageLatency]
     public var notes: [String]
     /// Wall time the scenario took, warm-up included.
@@ -74,6 +78,12 @@ public struct ScenarioResult: Codable, Sendable, Equatable {
 
     /// The metric called `name`, if measured.
     public subscript(metric name: String) -> Metric? { metrics.first { $0.name == name } }
+
+    /// The lowest and highest round's ratio, when there were two rounds or more.
+    public var ratioSpread: ClosedRange<Double>? {
+        guard let rounds = roundRatios, rounds.count > 1, let low = rounds.min(), let high = rounds.max() else { return nil }
+        return low...high
+    }
 
     /// Whether the ratio reaches the target; `nil` when either is missing.
     public var meetsTarget: Bool? {

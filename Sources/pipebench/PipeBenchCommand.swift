@@ -17,7 +17,8 @@ struct PipeBenchCommand: ParsableCommand {
 
             Table columns: scenario; metric ("sluice" = through Sluice's graph or sessions, "bare" = the \
             library in a plain C loop, other figures as named); value and unit; sluice/bare = the median \
-            of the repetitions' throughput ratios (100% = no overhead); target = the ratio the scenario \
+            of the repetitions' throughput ratios (100% = no overhead), with the lowest and highest \
+            repetition's in parentheses (the machine's noise over the run); target = the ratio the scenario \
             should reach (99% for codecs, 95% for RTP paths against SRTP alone, 3x and 1.2x libsrtp2 for \
             SRTP) and whether it did. Codec scenarios also time Sluice's codec object alone in a plain \
             loop ("codec alone"), splitting the gap into the wrapper's share and the graph's.

@@ -61,6 +61,21 @@ import Testing
         #expect(bars.count == results.count)
     }
 
+    /// The rounds' lowest and highest ratio stand beside the median, and survive the JSON; a result
+    /// written before they were kept reads back without them.
+    @Test func tableShowsTheRoundsSpreadOfTheRatio() throws {
+        var report = Self.report(sluice: 400, bare: 500, transcode: 90)
+        report.results[0].roundRatios = [0.81, 0.776, 0.8, 0.843]
+        #expect(report.results[0].ratioSpread == 0.776...0.843)
+        let table = ResultTable.render(report.results)
+        #expect(table.contains("80.0% (77.6-84.3)"), "\(table)")
+        #expect(try BenchReport(json: report.json()) == report)
+        report.results[0].roundRatios = [0.8]
+        #expect(report.results[0].ratioSpread == nil)
+        let older = String(decoding: try report.json(), as: UTF8.self).replacingOccurrences(of: "\"roundRatios\"", with: "\"unknown\"")
+        #expect(try BenchReport(json: Data(older.utf8)).results[0].roundRatios == nil)
+    }
+
     @Test func tableAlignsColumnsAndShowsTheRatio() {
         let table = ResultTable.render(Self.report(sluice: 400, bare: 500, transcode: 90).results)
         let lines = table.split(separator: "\n")

@@ -32,12 +32,15 @@ import Testing
 
     @Test func aThirdSideRunsInEveryRoundAndSplitsTheRatio() throws {
         var calls = (sluice: 0, bare: 0, alone: 0)
-        let outcome = try HeadToHead.run(RunSize(seconds: 0, frames: 1),
+        let outcome = try HeadToHead.run(RunSize(seconds: 0.001, frames: 1),
                                          sluice: { calls.sluice += 1; usleep(4000); return 1 },
                                          bare: { calls.bare += 1; usleep(1000); return 1 },
                                          alone: { calls.alone += 1; usleep(2000); return 1 })
-        #expect(calls.sluice == calls.bare && calls.bare == calls.alone && calls.alone >= 2)
-        let metrics = Dictionary(uniqueKeysWithValues: outcome.result("x", unit: "u", target: 1).metrics.map { ($0.name, $0.value) })
+        #expect(calls.sluice == calls.bare && calls.bare == calls.alone && calls.alone >= 3)
+        let result = outcome.result("x", unit: "u", target: 1)
+        let metrics = Dictionary(uniqueKeysWithValues: result.metrics.map { ($0.name, $0.value) })
+        #expect(result.roundRatios?.count == calls.sluice - 1, "every measured round (not the warm-up) gives a ratio")
+        #expect(result.ratioSpread.map { $0.contains(result.ratio!) } == true)
         // Sleeps of 4, 2 and 1 ms: the graph side at about half the alone side, which is at half the bare one.
         #expect((20...75).contains(metrics["codec alone/bare"]!))
         #expect((20...75).contains(metrics["graph/codec alone"]!))
