@@ -245,11 +245,14 @@ final class Echoed: Sendable {
 }
 
 extension InteropTests {
-    /// The peer offers a data channel with its media and pings on it every 0.5 s; Sluice's peer
-    /// connection answers, takes the channel (`Event.dataChannel`) and echoes every message.
+    /// The peer offers a data channel with its media and pings on it every 0.5 s until five echoes
+    /// came back (`--min-messages`: a count, not a time, so that a slow start under load only makes
+    /// the call longer); Sluice's peer connection answers, takes the channel (`Event.dataChannel`)
+    /// and echoes every message.
     func echoDataChannel(script: String, arguments extra: [String]) throws {
         let peer = try PeerProcess(script: script,
-                                   arguments: ["offer", "--datachannel", "--timeout", "30", "--duration", "4", "--linger", "1"] + extra)
+                                   arguments: ["offer", "--datachannel", "--min-messages", "5", "--timeout", "30", "--duration", "4",
+                                               "--linger", "1"] + extra)
         defer { peer.kill() }
         let connection = try PeerConnectionFactory().makePeerConnection(.init(localAddresses: ["127.0.0.1:0"], includeLoopback: true))
         defer { connection.close() }

@@ -589,7 +589,7 @@ class Peer:
                 if self.channel is not None and self.channel.readyState == "open" and now - last_message >= 0.5:
                     self.channel.send(f"ping {now:.3f}")
                     last_message = now
-                if now - self.connected_at >= a.duration and self.enough_frames():
+                if now - self.connected_at >= a.duration and self.enough_frames() and self.messages_received >= a.min_messages:
                     return
             await asyncio.sleep(0.05)
 
@@ -718,6 +718,9 @@ def parse_args(argv):
     p.add_argument("--linger", type=float, default=1.0,
                    help="seconds to keep the call up after success, so the other side can finish too")
     p.add_argument("--min-frames", type=int, default=10, help="frames needed on every expected received track")
+    p.add_argument("--min-messages", type=int, default=0,
+                   help="data channel messages received needed before the call ends (with --datachannel: the "
+                        "echoes of its pings, one every 0.5 s), so that a slow start does not end it short")
     p.add_argument("--send-video", metavar="FILE.y4m|pattern")
     p.add_argument("--codec", choices=["vp8", "h264"], default="vp8")
     p.add_argument("--send-audio", choices=["tone"])

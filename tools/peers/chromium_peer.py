@@ -437,7 +437,7 @@ class ChromiumPeer:
         for s in results["outbound"]:
             if s["kind"] == "video" and (s.get("frames_encoded") or 0) < self.args.min_frames:
                 return False
-        return True
+        return (results.get("datachannel_messages_received") or 0) >= self.args.min_messages
 
     def wait_for_media(self):
         while True:
@@ -539,6 +539,9 @@ def main():
     p.add_argument("--min-frames", type=int, default=10,
                    help="video frames decoded (audio: packets received) needed per expected inbound stream, "
                         "and video frames encoded per outbound video stream")
+    p.add_argument("--min-messages", type=int, default=0,
+                   help="data channel messages received needed before the call ends (with --datachannel: the "
+                        "echoes of its pings, one every 0.5 s), so that a slow start does not end it short")
     p.add_argument("--video", choices=["send", "recv", "sendrecv"], help="video use (default: by mode)")
     p.add_argument("--audio", choices=["send", "recv", "sendrecv"], help="audio use (default: by mode)")
     p.add_argument("--codec", choices=["vp8", "h264", "vp9", "av1"], help="preferred video codec")
