@@ -143,9 +143,11 @@ import Testing
             let packet = Self.packet(ssrc: 0xC0FFEE, sequence: UInt16(truncatingIfNeeded: 65_400 + number), &random)
             var headerLength = 12 + 4 * Int(packet[0] & 0x0F)
             if packet[0] & 0x10 != 0 { headerLength += 4 + 4 * Int(packet[headerLength + 3]) }
-            // The head alone, the whole packet, or a split between.
-            let split = [headerLength, packet.count, Int.random(in: headerLength...packet.count, using: &random)][number % 3]
-            splits.insert(split == headerLength ? 0 : split == packet.count ? 2 : 1)
+            // The head alone, the whole packet, a split between, or a head ending inside the payload's
+            // first block (a payload descriptor's bytes: the cipher completes that block from the tail).
+            let split = min(packet.count, [headerLength, packet.count, Int.random(in: headerLength...packet.count, using: &random),
+                                           headerLength + 1 + number % 15][number % 4])
+            splits.insert(split == headerLength ? 0 : split == packet.count ? 2 : split - headerLength < 16 ? 3 : 1)
             let expected = try reference.protect(packet)
             let tail = Array(packet[split...])
             for session in [ours, copying] {
@@ -158,7 +160,7 @@ import Testing
                 #expect(tail == Array(packet[split...]))
             }
         }
-        #expect(splits == [0, 1, 2], "the head alone, the whole packet and splits between")
+        #expect(splits == [0, 1, 2, 3], "the head alone, the whole packet, splits between and inside the first block")
         #expect(ours.statistics.protectedPackets == 300 && copying.statistics == reference.statistics)
         // Too little room for the tail and the tag is refused before anything is written.
         let packet = Self.packet(ssrc: 0xC0FFEE, sequence: 1, &random)
