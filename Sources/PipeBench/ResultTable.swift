@@ -6,10 +6,9 @@ public enum ResultTable {
     public static func render(_ results: [ScenarioResult]) -> String {
         var rows: [[String]] = [["scenario", "metric", "value", "unit", "sluice/bare (rounds)", "target"]]
         for result in results {
-            var ratio = result.ratio.map { format($0 * 100, digits: 1) + "%" } ?? ""
-            if let spread = result.ratioSpread {
-                ratio += " (" + format(spread.lowerBound * 100, digits: 1) + "-" + format(spread.upperBound * 100, digits: 1) + ")"
-            }
+            func percent(_ fraction: Double) -> String { format(fraction * 100, digits: 1) }
+            var ratio = result.ratio.map { percent($0) + "%" } ?? ""
+            if let spread = result.ratioSpread { ratio += " (\(percent(spread.lowerBound))-\(percent(spread.upperBound)))" }
             let target: String
             switch result.meetsTarget {
             case .some(let met): target = "≥" + format(result.target! * 100, digits: 0) + "% " + (met ? "ok" : "MISSED")

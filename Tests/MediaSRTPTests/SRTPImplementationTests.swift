@@ -144,7 +144,7 @@ import Testing
             var headerLength = 12 + 4 * Int(packet[0] & 0x0F)
             if packet[0] & 0x10 != 0 { headerLength += 4 + 4 * Int(packet[headerLength + 3]) }
             // The head alone, the whole packet, a split between, or a head ending inside the payload's
-            // first block (a payload descriptor's bytes: the cipher completes that block from the tail).
+            // first cipher block (a sender's head: the header and a payload descriptor of a few bytes).
             let split = min(packet.count, [headerLength, packet.count, Int.random(in: headerLength...packet.count, using: &random),
                                            headerLength + 1 + number % 15][number % 4])
             splits.insert(split == headerLength ? 0 : split == packet.count ? 2 : split - headerLength < 16 ? 3 : 1)
