@@ -30,20 +30,35 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: ScratchFolder.file("sample.h264")))
     }
 
-    @Test func aThirdSideRunsInEveryRoundAndSplitsTheRatio() throws {
-        var calls = (sluice: 0, bare: 0, alone: 0)
+    /// Every side runs once unmeasured, then in every round, the order turning round each time (ABBA).
+    /// Only the order and the counts are checked: the sides' times are other tests' load as much as theirs.
+    @Test func aThirdSideRunsInEveryRoundAndTheOrderAlternates() throws {
+        var order = ""
         let outcome = try HeadToHead.run(RunSize(seconds: 0.001, frames: 1),
-                                         sluice: { calls.sluice += 1; usleep(4000); return 1 },
-                                         bare: { calls.bare += 1; usleep(1000); return 1 },
-                                         alone: { calls.alone += 1; usleep(2000); return 1 })
-        #expect(calls.sluice == calls.bare && calls.bare == calls.alone && calls.alone >= 3)
+                                         sluice: { order += "S"; usleep(400); return 1 },
+                                         bare: { order += "B"; usleep(100); return 1 },
+                                         alone: { order += "A"; usleep(200); return 1 })
+        let rounds = outcome.sluiceRates.count
+        #expect(rounds >= 2 && outcome.bareRates.count == rounds && outcome.aloneRates.count == rounds)
+        let expected = "SBA" + (0..<rounds).map { $0 % 2 == 0 ? "SAB" : "BAS" }.joined()
+        #expect(order == expected)
+        let result = outcome.result("x", unit: "u", target: 1)
+        #expect(result.roundRatios?.count == rounds, "every measured round (not the warm-up) gives a ratio")
+        #expect(result.ratioSpread.map { $0.contains(result.ratio!) } == true)
+    }
+
+    /// The ratio is the median of the rounds' ratios, and the third side splits it into the wrapper's
+    /// part (alone/bare) and the graph's (sluice/alone), each the median of its rounds.
+    @Test func theThirdSideSplitsTheRatioIntoTheWrappersPartAndTheGraphs() {
+        let outcome = HeadToHead(sluiceRates: [26, 20, 24], bareRates: [100, 100, 80], aloneRates: [52, 40, 40])
         let result = outcome.result("x", unit: "u", target: 1)
         let metrics = Dictionary(uniqueKeysWithValues: result.metrics.map { ($0.name, $0.value) })
-        #expect(result.roundRatios?.count == calls.sluice - 1, "every measured round (not the warm-up) gives a ratio")
-        #expect(result.ratioSpread.map { $0.contains(result.ratio!) } == true)
-        // Sleeps of 4, 2 and 1 ms: the graph side at about half the alone side, which is at half the bare one.
-        #expect((20...75).contains(metrics["codec alone/bare"]!))
-        #expect((20...75).contains(metrics["graph/codec alone"]!))
+        #expect(result.roundRatios == [0.26, 0.2, 0.3])
+        #expect(result.ratio == 0.26 && result.ratioSpread == 0.2...0.3)
+        #expect(metrics["sluice"] == 24 && metrics["bare"] == 100 && metrics["codec alone"] == 40)
+        #expect(metrics["codec alone/bare"] == 50, "median of 52%, 40% and 50%")
+        #expect(metrics["graph/codec alone"] == 50, "median of 50%, 50% and 60%")
+        #expect(result.notes.contains("3 rounds"))
     }
 }
 
