@@ -12,7 +12,8 @@ public enum BenchRunner {
         var results: [ScenarioResult] = []
         for scenario in scenarios {
             starting(scenario)
-            let result = try scenario.run(size)
+            var (result, load) = try MachineLoad.measure { try scenario.run(size) }
+            result.machineLoad = load
             results.append(result)
             finished(result)
         }

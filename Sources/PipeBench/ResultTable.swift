@@ -18,6 +18,12 @@ public enum ResultTable {
                 rows.append([index == 0 ? result.scenario : "", metric.name, format(metric.value), metric.unit,
                              index == 0 ? ratio : "", index == 0 ? target : ""])
             }
+            if let load = result.machineLoad {
+                // How busy the rest of the machine was: a ratio measured beside others' work is noisy.
+                var value = format(load.otherProcesses, digits: 2)
+                if load.stolen >= 0.005 { value += " + \(format(load.stolen, digits: 2)) stolen" }
+                rows.append(["", "others' CPU", value, "cores", "", ""])
+            }
             for latency in result.latencies {
                 rows.append(["", "latency " + latency.stage,
                              "p50 \(format(latency.p50, digits: 2)) p90 \(format(latency.p90, digits: 2)) p99 \(format(latency.p99, digits: 2))",

@@ -57,6 +57,9 @@ public struct ScenarioResult: Codable, Sendable, Equatable {
     /// measure otherwise (and in results written before it was kept). Their spread is this machine's
     /// noise over the run: a target inside it is neither clearly met nor clearly missed.
     public var roundRatios: [Double]?
+    /// The CPU other processes and the host took while the scenario ran; nil where it could not be
+    /// read (and in results written before it was kept).
+    public var machineLoad: MachineLoad?
     public var latencies: [StageLatency]
     public var notes: [String]
     /// Wall time the scenario took, warm-up included.

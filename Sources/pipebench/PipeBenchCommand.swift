@@ -21,7 +21,10 @@ struct PipeBenchCommand: ParsableCommand {
             repetition's in parentheses (the machine's noise over the run); target = the ratio the scenario \
             should reach (99% for codecs, 95% for RTP paths against SRTP alone, 3x and 1.2x libsrtp2 for \
             SRTP) and whether it did. Codec scenarios also time Sluice's codec object alone in a plain \
-            loop ("codec alone"), splitting the gap into the wrapper's share and the graph's.
+            loop ("codec alone"), splitting the gap into the wrapper's share and the graph's. "others' \
+            CPU" is how busy the rest of the machine was during the scenario, in cores: other processes' \
+            CPU time (/proc/stat less this run's own) and time the host took ("stolen"). A ratio measured \
+            beside others' work is noise as much as a figure: benchmark a quiet machine.
 
             Malloc counts per frame or packet are not measured here: the Benchmarks/ package \
             (package-benchmark) keeps them as thresholds (cd Benchmarks && swift package benchmark).

@@ -3,7 +3,7 @@ import Foundation
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
-import PipeBench
+@testable import PipeBench
 import Testing
 
 @Suite struct ReportTests {
@@ -74,6 +74,44 @@ import Testing
         #expect(report.results[0].ratioSpread == nil)
         let older = String(decoding: try report.json(), as: UTF8.self).replacingOccurrences(of: "\"roundRatios\"", with: "\"unknown\"")
         #expect(try BenchReport(json: Data(older.utf8)).results[0].roundRatios == nil)
+    }
+
+    /// The whole-CPU line of /proc/stat gives busy and stolen ticks; two readings give the cores'
+    /// worth other processes and the host used between them, never below zero.
+    @Test func othersLoadComesFromProcStatLessTheRunsOwnCPU() throws {
+        let stat = """
+            cpu  6920419 14971 747093 3988420 58993 0 47309 36020 0 0
+            cpu0 3460209 7485 373546 1994210 29496 0 23654 18010 0 0
+            intr 1 2 3
+            """
+        let ticks = try #require(MachineLoad.Ticks(procStat: stat))
+        #expect(ticks.busy == 6_920_419 + 14_971 + 747_093 + 0 + 47_309)
+        #expect(ticks.steal == 36_020)
+        #expect(MachineLoad.Ticks(procStat: "cpu  1 2 3\n") == nil, "too few fields")
+        #expect(MachineLoad.Ticks(procStat: "intr 1 2 3 4 5 6 7 8\n") == nil, "no cpu line")
+
+        var start = MachineLoad.Reading(ticks: ticks, ownCPU: 10, wall: 100, ticksPerSecond: 100)
+        var end = start
+        end.ticks.busy += 300  // 3 CPU seconds in all
+        end.ticks.steal += 20
+        end.ownCPU += 1
+        end.wall += 2
+        let load = MachineLoad(from: start, to: end)
+        #expect(load == MachineLoad(otherProcesses: 1, stolen: 0.1))
+        start.ownCPU -= 5  // more than /proc/stat counted: rounding of the ticks, never negative
+        #expect(MachineLoad(from: start, to: end).otherProcesses == 0)
+    }
+
+    @Test func tableShowsHowBusyTheRestOfTheMachineWas() throws {
+        var report = Self.report(sluice: 400, bare: 500, transcode: 90)
+        report.results[0].machineLoad = MachineLoad(otherProcesses: 0.934, stolen: 0.02)
+        report.results[1].machineLoad = MachineLoad(otherProcesses: 0, stolen: 0.001)
+        let lines = ResultTable.render(report.results).split(separator: "\n").map { String($0) }
+        #expect(lines.contains { $0.contains("others' CPU") && $0.contains("0.93 + 0.02 stolen") && $0.hasSuffix("cores") })
+        #expect(lines.contains { $0.contains("others' CPU") && $0.contains("0.00") && !$0.contains("stolen") })
+        #expect(try BenchReport(json: report.json()) == report)
+        let older = String(decoding: try report.json(), as: UTF8.self).replacingOccurrences(of: "\"machineLoad\"", with: "\"unknown\"")
+        #expect(try BenchReport(json: Data(older.utf8)).results[0].machineLoad == nil)
     }
 
     @Test func tableAlignsColumnsAndShowsTheRatio() {

@@ -12,6 +12,8 @@ import Testing
             #expect(result.metrics.count >= 2)
             #expect(result.metrics.allSatisfy { $0.value > 0 })
             #expect((result.ratio ?? 0) > 0)
+            let load = try #require(result.machineLoad, "how busy the machine was, from /proc/stat")
+            #expect(load.otherProcesses >= 0 && load.stolen >= 0)
         }
         // A codec scenario also times the codec object alone and splits the gap in two.
         let names = report.results[0].metrics.map(\.name)
