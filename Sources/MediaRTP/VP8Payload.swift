@@ -24,7 +24,10 @@ public struct VP8Packetizer: RTPPacketizer {
 
     private var frame: FrameBytes?
     private var offset = 0
-    private var descriptor = VP8PayloadDescriptor()
+    /// The frame's payload descriptor, written once when it starts (its first packet's, S set), and
+    /// its length: the packets after the first repeat it with S clear (RFC 7741 §4.2).
+    private var descriptor: UInt64 = 0
+    private var descriptorCount = 0
 
     /// `firstPictureID` is the first frame's PictureID (taken modulo the PictureID's range). A sender
     /// starts from a random one, so that a restarted stream does not repeat old numbers.
@@ -42,8 +45,11 @@ public struct VP8Packetizer: RTPPacketizer {
         self.frame = nil
         guard frame.codec == Self.codec else { throw .wrongCodec(frame.codec) }
         guard frame.byteCount > 0 else { throw .emptyFrame }
-        descriptor = Self.descriptor(pictureIDMode, nextPictureID)
-        descriptor.startsPartition = true
+        var first = Self.descriptor(pictureIDMode, nextPictureID)
+        first.startsPartition = true
+        descriptorCount = try withUnsafeMutableBytes(of: &descriptor) { bytes throws(RTPPayloadError) in
+            try first.write(into: bytes)
+        }
         nextPictureID = (nextPictureID &+ 1) & Self.pictureIDMask(pictureIDMode)
         offset = 0
         self.frame = FrameBytes(frame)
@@ -52,15 +58,15 @@ public struct VP8Packetizer: RTPPacketizer {
     public mutating func nextPayload(into buffer: UnsafeMutableRawBufferPointer,
                                      leavingFrameSlice: Bool) throws(RTPPayloadError) -> PacketizedPayload? {
         guard let bytes = frame?.bytes else { return nil }
-        let headerCount = descriptor.byteCount
+        let headerCount = descriptorCount
         let count = min(bytes.count - offset, maxPayloadSize - headerCount)
         let written = leavingFrameSlice ? headerCount : headerCount + count
         guard buffer.count >= written else { throw .outputTooSmall(needed: written, available: buffer.count) }
-        try descriptor.write(into: buffer)
+        withUnsafeBytes(of: descriptor) { buffer.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: headerCount) }
         let slice = offset..<(offset + count)
         if !leavingFrameSlice { FrameAssembly.copy(bytes.slice(slice), to: buffer, at: headerCount) }
         offset += count
-        descriptor.startsPartition = false
+        withUnsafeMutableBytes(of: &descriptor) { $0[0] &= ~VP8PayloadDescriptor.startOfPartitionBit }
         let isLast = offset == bytes.count
         if isLast { self.frame = nil }
         return PacketizedPayload(byteCount: headerCount + count, isLast: isLast, marker: isLast, frameSlice: slice)

@@ -97,6 +97,9 @@ public struct VP8PayloadDescriptor: Sendable, Hashable {
         hasEmptyExtensionOctet || pictureID != nil || tl0PicIndex != nil || temporalLayer != nil || keyIndex != nil
     }
 
+    /// S in the first octet: the payload starts a partition.
+    static let startOfPartitionBit: UInt8 = 0x10
+
     /// The descriptor's length in bytes.
     public var byteCount: Int {
         guard hasExtension else { return 1 }
@@ -114,7 +117,7 @@ public struct VP8PayloadDescriptor: Sendable, Hashable {
     /// Reads the descriptor at the start of `payload`; the VP8 data begins `byteCount` bytes in.
     public init(parsing payload: UnsafeRawBufferPointer) throws(RTPPayloadError) {
         guard let first = payload.first else { throw .emptyPayload }
-        self.init(isNonReference: first & 0x20 != 0, startsPartition: first & 0x10 != 0, partitionIndex: first & 0x07)
+        self.init(isNonReference: first & 0x20 != 0, startsPartition: first & Self.startOfPartitionBit != 0, partitionIndex: first & 0x07)
         guard first & 0x80 != 0 else { return }
         var octets = OctetReader(payload: payload)
         let flags = try octets.next(.extensionOctet)
@@ -164,7 +167,8 @@ public struct VP8PayloadDescriptor: Sendable, Hashable {
         let count = byteCount
         guard buffer.count >= count else { throw .outputTooSmall(needed: count, available: buffer.count) }
 
-        buffer[0] = (hasExtension ? 0x80 : 0) | (isNonReference ? 0x20 : 0) | (startsPartition ? 0x10 : 0) | partitionIndex
+        buffer[0] = (hasExtension ? 0x80 : 0) | (isNonReference ? 0x20 : 0) | (startsPartition ? Self.startOfPartitionBit : 0)
+            | partitionIndex
         guard hasExtension else { return 1 }
         let hasTK = temporalLayer != nil || keyIndex != nil
         buffer[1] = (pictureID != nil ? 0x80 : 0) | (tl0PicIndex != nil ? 0x40 : 0)
