@@ -117,7 +117,8 @@ public struct VP8PayloadDescriptor: Sendable, Hashable {
     /// Reads the descriptor at the start of `payload`; the VP8 data begins `byteCount` bytes in.
     public init(parsing payload: UnsafeRawBufferPointer) throws(RTPPayloadError) {
         guard let first = payload.first else { throw .emptyPayload }
-        self.init(isNonReference: first & 0x20 != 0, startsPartition: first & Self.startOfPartitionBit != 0, partitionIndex: first & 0x07)
+        self.init(isNonReference: first & 0x20 != 0, startsPartition: first & Self.startOfPartitionBit != 0,
+                  partitionIndex: first & 0x07)
         guard first & 0x80 != 0 else { return }
         var octets = OctetReader(payload: payload)
         let flags = try octets.next(.extensionOctet)
