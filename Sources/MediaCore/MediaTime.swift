@@ -108,11 +108,13 @@ public struct ClockTime: Comparable, Hashable, Sendable, CustomStringConvertible
     public var nanoseconds: Int64
     public init(nanoseconds: Int64) { self.nanoseconds = nanoseconds }
 
-    public static let zero = ClockTime(nanoseconds: 0)
+    /// Computed rather than stored: a stored static is read through an accessor that checks it was
+    /// made, on every use from another module (once per packet in a jitter buffer).
+    public static var zero: ClockTime { ClockTime(nanoseconds: 0) }
     public static func seconds(_ s: Double) -> ClockTime { ClockTime(nanoseconds: Int64(s * 1e9)) }
     public static func milliseconds(_ ms: Int64) -> ClockTime { ClockTime(nanoseconds: ms * 1_000_000) }
     /// The latest time there is: a deadline that never comes.
-    public static let max = ClockTime(nanoseconds: .max)
+    public static var max: ClockTime { ClockTime(nanoseconds: .max) }
     public var seconds: Double { Double(nanoseconds) / 1e9 }
 
     public static func < (a: ClockTime, b: ClockTime) -> Bool { a.nanoseconds < b.nanoseconds }

@@ -59,8 +59,10 @@ public struct H264Depacketizer: RTPDepacketizer {
         isKeyframe = false
     }
 
-    public mutating func append(_ payload: UnsafeRawBufferPointer, sequenceNumber: UInt16, marker: Bool,
-                                into output: UnsafeMutableRawBufferPointer) throws(RTPPayloadError) {
+    /// Inspects the payload again rather than trust `info`: the bytes it writes follow from the
+    /// payload's headers (an FU-A's and a STAP-A's sizes cost little to read).
+    public mutating func append(_ payload: UnsafeRawBufferPointer, inspected _: RTPPayloadInfo, sequenceNumber: UInt16,
+                                marker: Bool, into output: UnsafeMutableRawBufferPointer) throws(RTPPayloadError) {
         let info = try inspect(payload)
         try assembly.check(sequenceNumber: sequenceNumber, adding: info.mediaByteCount, to: output)
         let type = H264Payload.type(payload[0])

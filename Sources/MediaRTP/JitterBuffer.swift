@@ -280,7 +280,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         entries[index] = Entry(sequence: sequence, timestamp: timestamp, state: .held, length: payload.count,
                                mediaByteCount: info.mediaByteCount, marker: packet.header.marker,
                                startsFrame: info.startsFrame, isKeyframe: info.isKeyframe, arrival: arrival)
-        if !appendInOrder(payload, of: sequence) {
+        if !appendInOrder(payload, info, of: sequence) {
             entries[index].offset = slots.keep(payload, at: index)
             entries[index].inSlot = true
         }
@@ -614,10 +614,11 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         var last: Int64 { frame.next - 1 }
     }
 
-    /// Appends `payload`, of packet `sequence` just taken in, to the open frame when it comes next,
-    /// opening a frame with it when none is open and it starts one after those assembled; then the
-    /// packets after it that came before it. Returns whether it was appended (it then needs no slot).
-    private mutating func appendInOrder(_ payload: UnsafeRawBufferPointer, of sequence: Int64) -> Bool {
+    /// Appends `payload` (inspected as `info`), of packet `sequence` just taken in, to the open frame
+    /// when it comes next, opening a frame with it when none is open and it starts one after those
+    /// assembled; then the packets after it that came before it. Returns whether it was appended (it
+    /// then needs no slot).
+    private mutating func appendInOrder(_ payload: UnsafeRawBufferPointer, _ info: RTPPayloadInfo, of sequence: Int64) -> Bool {
         guard assemblesAsPacketsCome else { return false }
         let current = entry(sequence)
         if open.buffer == nil {
@@ -627,7 +628,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
             open = OpenFrame(first: sequence, next: sequence, timestamp: current.timestamp, buffer: pool.acquire(capacity: capacity))
             assembler.startFrame()
         }
-        guard sequence == open.next && current.timestamp == open.timestamp, append(payload, current) else { return false }
+        guard sequence == open.next && current.timestamp == open.timestamp, append(payload, info, current) else { return false }
         appendHeld(through: highest)
         return true
     }
@@ -648,18 +649,24 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         while open.buffer != nil && open.next <= last {
             let current = entry(open.next)
             guard current.state == .held && current.timestamp == open.timestamp else { return }
-            _ = append(payload(of: open.next), current)
+            let payload = payload(of: open.next)
+            // Inspected as it came, but only what an entry keeps of that is at hand.
+            guard let info = try? assembler.inspect(payload) else {
+                open = OpenFrame()
+                return
+            }
+            _ = append(payload, info, current)
         }
     }
 
-    /// Appends `payload`, of the packet `open.next` (`current`), to the open frame, growing its buffer
-    /// when full; the frame is assembled when it was its last packet. Returns false, and closes the
-    /// frame, when the depacketizer refuses the packet.
-    private mutating func append(_ payload: UnsafeRawBufferPointer, _ current: Entry) -> Bool {
+    /// Appends `payload` (inspected as `info`), of the packet `open.next` (`current`), to the open
+    /// frame, growing its buffer when full; the frame is assembled when it was its last packet.
+    /// Returns false, and closes the frame, when the depacketizer refuses the packet.
+    private mutating func append(_ payload: UnsafeRawBufferPointer, _ info: RTPPayloadInfo, _ current: Entry) -> Bool {
         let sequence = open.next
         while true {
             do {
-                try assembler.append(payload, sequenceNumber: UInt16(truncatingIfNeeded: sequence),
+                try assembler.append(payload, inspected: info, sequenceNumber: UInt16(truncatingIfNeeded: sequence),
                                      marker: current.marker, into: open.buffer!.storage)
                 break
             } catch .outputTooSmall(let needed, _) {

@@ -63,13 +63,14 @@ public struct OpusDepacketizer: RTPDepacketizer {
 
     public mutating func startFrame() { assembly = FrameAssembly() }
 
-    public mutating func append(_ payload: UnsafeRawBufferPointer, sequenceNumber: UInt16, marker: Bool,
-                                into output: UnsafeMutableRawBufferPointer) throws(RTPPayloadError) {
-        let info = try inspect(payload)
+    /// The payload is the frame: `info` tells nothing more.
+    public mutating func append(_ payload: UnsafeRawBufferPointer, inspected _: RTPPayloadInfo, sequenceNumber: UInt16,
+                                marker: Bool, into output: UnsafeMutableRawBufferPointer) throws(RTPPayloadError) {
+        guard !payload.isEmpty else { throw .emptyPayload }
         // An Opus frame is one packet: whatever follows it belongs to another frame.
-        try assembly.check(sequenceNumber: sequenceNumber, adding: info.mediaByteCount, to: output)
+        try assembly.check(sequenceNumber: sequenceNumber, adding: payload.count, to: output)
         FrameAssembly.copy(payload, to: output, at: 0)
-        assembly.accept(sequenceNumber: sequenceNumber, endsFrame: true, added: info.mediaByteCount)
+        assembly.accept(sequenceNumber: sequenceNumber, endsFrame: true, added: payload.count)
     }
 
     public mutating func finishFrame() throws(RTPPayloadError) -> RTPFrameInfo {

@@ -9,6 +9,9 @@ public enum RTPPayloadError: Error, Sendable, Hashable {
     case emptyPayload
     /// A frame of zero bytes was given to a packetizer, or `finishFrame()` came before any packet.
     case emptyFrame
+    /// The `RTPPayloadInfo` given to a depacketizer's `append` does not fit the payload: it came from
+    /// inspecting another one.
+    case inspectionMismatch
     /// The caller's buffer holds `available` bytes; `needed` are required.
     case outputTooSmall(needed: Int, available: Int)
     /// The frame's packets skip a sequence number (RFC 3550 §5.1): a packet was lost in between.

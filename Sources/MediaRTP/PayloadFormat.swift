@@ -118,8 +118,13 @@ public protocol RTPDepacketizer: Sendable {
     /// frame already has there (the caller passes the same buffer, or one holding the same first
     /// bytes, every time). Throws `.outputTooSmall` without changing anything when `output` lacks room,
     /// and the other errors when the packet is malformed or does not follow the previous one.
-    mutating func append(_ payload: UnsafeRawBufferPointer, sequenceNumber: UInt16, marker: Bool,
-                         into output: UnsafeMutableRawBufferPointer) throws(RTPPayloadError)
+    ///
+    /// `info` is what `inspect(payload)` returned: a jitter buffer inspects each packet as it comes,
+    /// and a format whose headers take reading (VP8's payload descriptor) then reads them once. An
+    /// `info` of another payload makes a wrong frame or an error (`.inspectionMismatch`), never a read
+    /// or write outside `payload` and `output`. `append(_:sequenceNumber:marker:into:)` inspects first.
+    mutating func append(_ payload: UnsafeRawBufferPointer, inspected info: RTPPayloadInfo, sequenceNumber: UInt16,
+                         marker: Bool, into output: UnsafeMutableRawBufferPointer) throws(RTPPayloadError)
 
     /// Ends the frame and describes it; throws when it is incomplete (nothing appended, a fragment
     /// left open).
@@ -137,6 +142,12 @@ public protocol RTPDepacketizer: Sendable {
 extension RTPDepacketizer {
     public static var eachPayloadIsAFrame: Bool { false }
     public static func duration(ofFrame frame: UnsafeRawBufferPointer) -> Int? { nil }
+
+    /// Inspects the frame's next packet and appends it; see `append(_:inspected:sequenceNumber:marker:into:)`.
+    public mutating func append(_ payload: UnsafeRawBufferPointer, sequenceNumber: UInt16, marker: Bool,
+                                into output: UnsafeMutableRawBufferPointer) throws(RTPPayloadError) {
+        try append(payload, inspected: inspect(payload), sequenceNumber: sequenceNumber, marker: marker, into: output)
+    }
 }
 
 /// What `RTPDepacketizer.inspect(_:)` reads from one payload.
@@ -148,11 +159,14 @@ public struct RTPPayloadInfo: Sendable, Hashable {
     public var isKeyframe: Bool
     /// The bytes `append` adds to the frame for this payload.
     public var mediaByteCount: Int
+    /// The PictureID the payload carries, in formats that have one (VP8, RFC 7741 §4.2).
+    public var pictureID: Int?
 
-    public init(startsFrame: Bool, isKeyframe: Bool, mediaByteCount: Int) {
+    public init(startsFrame: Bool, isKeyframe: Bool, mediaByteCount: Int, pictureID: Int? = nil) {
         self.startsFrame = startsFrame
         self.isKeyframe = isKeyframe
         self.mediaByteCount = mediaByteCount
+        self.pictureID = pictureID
     }
 }
 

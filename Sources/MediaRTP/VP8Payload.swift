@@ -92,21 +92,18 @@ public struct VP8Depacketizer: RTPDepacketizer {
     public static let clockRate = 90_000
 
     private var assembly = FrameAssembly()
-    private var pictureID: VP8PayloadDescriptor.PictureID?
+    private var pictureID: Int?
     private var isKeyframe = false
 
     public init() {}
 
     public func inspect(_ payload: UnsafeRawBufferPointer) throws(RTPPayloadError) -> RTPPayloadInfo {
-        try inspect(payload, descriptor: VP8PayloadDescriptor(parsing: payload))
-    }
-
-    private func inspect(_ payload: UnsafeRawBufferPointer, descriptor: VP8PayloadDescriptor) throws(RTPPayloadError) -> RTPPayloadInfo {
+        let descriptor = try VP8PayloadDescriptor(parsing: payload)
         let headerCount = descriptor.byteCount
         let startsFrame = descriptor.startsFrame
         if startsFrame && payload.count == headerCount { throw .vp8PayloadHeaderMissing }
         return RTPPayloadInfo(startsFrame: startsFrame, isKeyframe: startsFrame && payload[headerCount] & 0x01 == 0,
-                              mediaByteCount: payload.count - headerCount)
+                              mediaByteCount: payload.count - headerCount, pictureID: descriptor.pictureID?.value)
     }
 
     public mutating func startFrame() {
@@ -115,22 +112,21 @@ public struct VP8Depacketizer: RTPDepacketizer {
         isKeyframe = false
     }
 
-    public mutating func append(_ payload: UnsafeRawBufferPointer, sequenceNumber: UInt16, marker: Bool,
-                                into output: UnsafeMutableRawBufferPointer) throws(RTPPayloadError) {
-        let descriptor = try VP8PayloadDescriptor(parsing: payload)
-        let info = try inspect(payload, descriptor: descriptor)
+    /// Takes the descriptor's length, S bit and PictureID from `info`, without parsing it again.
+    public mutating func append(_ payload: UnsafeRawBufferPointer, inspected info: RTPPayloadInfo, sequenceNumber: UInt16,
+                                marker: Bool, into output: UnsafeMutableRawBufferPointer) throws(RTPPayloadError) {
+        let headerCount = payload.count - info.mediaByteCount
+        guard headerCount >= 1 && info.mediaByteCount >= 0 else { throw .inspectionMismatch }
         try assembly.check(sequenceNumber: sequenceNumber, adding: info.mediaByteCount, to: output)
         if assembly.packetCount == 0 {
             guard info.startsFrame else { throw .vp8FrameStartMissing }
         } else {
             guard !info.startsFrame else { throw .vp8UnexpectedFrameStart }
-            guard descriptor.pictureID?.value == pictureID?.value else {
-                throw .vp8PictureIDMismatch(expected: pictureID?.value, received: descriptor.pictureID?.value)
-            }
+            guard info.pictureID == pictureID else { throw .vp8PictureIDMismatch(expected: pictureID, received: info.pictureID) }
         }
-        FrameAssembly.copy(payload.slice(descriptor.byteCount..<payload.count), to: output, at: assembly.byteCount)
+        FrameAssembly.copy(payload.slice(headerCount..<payload.count), to: output, at: assembly.byteCount)
         if assembly.packetCount == 0 {
-            pictureID = descriptor.pictureID
+            pictureID = info.pictureID
             isKeyframe = info.isKeyframe
         }
         assembly.accept(sequenceNumber: sequenceNumber, endsFrame: marker, added: info.mediaByteCount)
@@ -139,7 +135,7 @@ public struct VP8Depacketizer: RTPDepacketizer {
     public mutating func finishFrame() throws(RTPPayloadError) -> RTPFrameInfo {
         defer { startFrame() }
         guard assembly.packetCount > 0 else { throw .emptyFrame }
-        return RTPFrameInfo(byteCount: assembly.byteCount, isKeyframe: isKeyframe, pictureID: pictureID?.value,
+        return RTPFrameInfo(byteCount: assembly.byteCount, isKeyframe: isKeyframe, pictureID: pictureID,
                             packetCount: assembly.packetCount)
     }
 }

@@ -72,6 +72,43 @@ import Testing
         #expect(outcomes.frames > iterations / 20 && outcomes.errors > iterations / 20, "\(outcomes)")
     }
 
+    /// Appends payloads, damaged or not, with the `RTPPayloadInfo` of other payloads or a made-up
+    /// media byte count, as a caller that mixed them up would: every append ends in a frame or a named
+    /// error, and nothing is written past the room that info announced (checked with guard bytes).
+    func appendWithForeignInfo<D: RTPDepacketizer>(_ depacketizer: inout D, frames: [[TestPacket]], iterations: Int,
+                                                   seed: UInt64) {
+        var rng = SplitMix64(seed: seed)
+        let all = frames.flatMap { $0 }
+        let infos = all.compactMap { packet in try? packet.payload.withUnsafeBytes { try depacketizer.inspect($0) } }
+        let guardByte: UInt8 = 0xA5, guardCount = 64
+        var outcomes = (appended: 0, errors: 0)
+        for _ in 0..<iterations {
+            var packet = all[Int.random(in: 0..<all.count, using: &rng)]
+            if Bool.random(using: &rng) { packet.payload = Self.mutate(packet.payload, &rng) }
+            var info = infos[Int.random(in: 0..<infos.count, using: &rng)]
+            if Int.random(in: 0..<4, using: &rng) == 0 {
+                info.mediaByteCount = Int.random(in: -2...(packet.payload.count + 8), using: &rng)
+            }
+            let room = max(0, info.mediaByteCount)
+            let output = UnsafeMutableRawBufferPointer.allocate(byteCount: room + guardCount, alignment: 1)
+            defer { output.deallocate() }
+            output.initializeMemory(as: UInt8.self, repeating: guardByte)
+            depacketizer.startFrame()
+            do {
+                try packet.payload.withUnsafeBytes {
+                    try depacketizer.append($0, inspected: info, sequenceNumber: packet.sequenceNumber, marker: packet.marker,
+                                            into: UnsafeMutableRawBufferPointer(rebasing: output[0..<room]))
+                }
+                outcomes.appended += 1
+            } catch {
+                #expect(error is RTPPayloadError)
+                outcomes.errors += 1
+            }
+            #expect(output[room...].allSatisfy { $0 == guardByte }, "written past the room of \(info) for \(packet.payload)")
+        }
+        #expect(outcomes.appended > iterations / 20 && outcomes.errors > iterations / 20, "\(outcomes)")
+    }
+
     @Test func h264() throws {
         var packetizer = try H264Packetizer(maxPayloadSize: 40)
         let sps: [UInt8] = [0x67, 0x42, 0xC0, 0x1F, 0x8C, 0x8D], pps: [UInt8] = [0x68, 0xCE, 0x3C, 0x80]
@@ -82,6 +119,7 @@ import Testing
             .map { packets([$0]) }
         var depacketizer = H264Depacketizer()
         fuzz(&depacketizer, frames: frames, iterations: 5000, seed: 6184)
+        appendWithForeignInfo(&depacketizer, frames: frames, iterations: 5000, seed: 6185)
     }
 
     @Test func vp8() throws {
@@ -93,6 +131,7 @@ import Testing
         frames.append(packets([[0xB0, 0xF0, 0x92, 0x67, 0x81, 0x6B, 0x50, 1]]))
         var depacketizer = VP8Depacketizer()
         fuzz(&depacketizer, frames: frames, iterations: 5000, seed: 7741)
+        appendWithForeignInfo(&depacketizer, frames: frames, iterations: 5000, seed: 7742)
     }
 
     @Test func vp8DescriptorRandomBytes() {
@@ -114,6 +153,8 @@ import Testing
 
     @Test func opus() throws {
         var depacketizer = OpusDepacketizer()
-        fuzz(&depacketizer, frames: [packets([[0x78, 1, 2]]), packets([[0xFC]])], iterations: 2000, seed: 7587)
+        let frames = [packets([[0x78, 1, 2]]), packets([[0xFC]])]
+        fuzz(&depacketizer, frames: frames, iterations: 2000, seed: 7587)
+        appendWithForeignInfo(&depacketizer, frames: frames, iterations: 2000, seed: 7588)
     }
 }

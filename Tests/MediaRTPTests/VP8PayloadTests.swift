@@ -219,9 +219,30 @@ import Testing
     @Test func inspectReportsWhatAJitterBufferNeeds() throws {
         let depacketizer = VP8Depacketizer()
         func info(_ payload: [UInt8]) throws -> RTPPayloadInfo { try payload.withUnsafeBytes { try depacketizer.inspect($0) } }
-        #expect(try info([0x90, 0x80, 0x05, 0x50, 1, 2]) == RTPPayloadInfo(startsFrame: true, isKeyframe: true, mediaByteCount: 3))
-        #expect(try info([0x90, 0x80, 0x05, 0x51]) == RTPPayloadInfo(startsFrame: true, isKeyframe: false, mediaByteCount: 1))
-        #expect(try info([0x80, 0x80, 0x05, 0x50]) == RTPPayloadInfo(startsFrame: false, isKeyframe: false, mediaByteCount: 1))
+        #expect(try info([0x90, 0x80, 0x05, 0x50, 1, 2])
+                == RTPPayloadInfo(startsFrame: true, isKeyframe: true, mediaByteCount: 3, pictureID: 5))
+        #expect(try info([0x90, 0x80, 0x05, 0x51]) == RTPPayloadInfo(startsFrame: true, isKeyframe: false, mediaByteCount: 1, pictureID: 5))
+        #expect(try info([0x80, 0x80, 0x85, 0x50, 7])
+                == RTPPayloadInfo(startsFrame: false, isKeyframe: false, mediaByteCount: 1, pictureID: 0x0550))
         #expect(try info([0x00]) == RTPPayloadInfo(startsFrame: false, isKeyframe: false, mediaByteCount: 0))
+    }
+
+    @Test func appendRefusesAnInspectionOfAnotherPayload() throws {
+        var depacketizer = VP8Depacketizer()
+        let payload: [UInt8] = [0x90, 0x80, 0x05, 0x50, 1, 2]
+        let output = UnsafeMutableRawBufferPointer.allocate(byteCount: 128, alignment: 1)
+        defer { output.deallocate() }
+        func append(mediaByteCount: Int) -> RTPPayloadError? {
+            let info = RTPPayloadInfo(startsFrame: true, isKeyframe: true, mediaByteCount: mediaByteCount, pictureID: 5)
+            depacketizer.startFrame()
+            return payloadError {
+                try payload.withUnsafeBytes { try depacketizer.append($0, inspected: info, sequenceNumber: 1, marker: true, into: output) }
+            }
+        }
+        // No room left for the descriptor's first octet, or more media than bytes.
+        for count in [6, 7, 100, -1] { #expect(append(mediaByteCount: count) == .inspectionMismatch, "\(count)") }
+        #expect(append(mediaByteCount: 3) == nil)  // what inspect says: the VP8 data is the last 3 bytes
+        #expect(try depacketizer.finishFrame() == RTPFrameInfo(byteCount: 3, isKeyframe: true, pictureID: 5, packetCount: 1))
+        #expect(Array(output.prefix(3)) == [0x50, 1, 2])
     }
 }
