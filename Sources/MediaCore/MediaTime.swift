@@ -6,7 +6,8 @@ public struct Rational: Hashable, Comparable, Sendable, CustomStringConvertible 
     /// Makes a reduced fraction with a positive denominator. The denominator must not be zero.
     public init(_ numerator: Int, _ denominator: Int) {
         precondition(denominator != 0, "Rational with zero denominator")
-        let divisor = Swift.max(1, greatestCommonDivisor(Swift.abs(numerator), Swift.abs(denominator)))
+        // 1/n, the usual timebase (an RTP clock's, made for every frame), is reduced already.
+        let divisor = numerator == 1 ? 1 : Swift.max(1, greatestCommonDivisor(Swift.abs(numerator), Swift.abs(denominator)))
         let sign = denominator < 0 ? -1 : 1
         self.numerator = sign * numerator / divisor
         self.denominator = sign * denominator / divisor

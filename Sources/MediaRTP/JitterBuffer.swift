@@ -382,8 +382,9 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
             case .empty:
                 return nil
             case .incomplete(let timestamp, let lastKnown):
-                guard now >= giveUpTime(timestamp, missingThrough: lastKnown) else {
-                    heldForRecovery = heldForRecovery || now >= playoutTime(timestamp)
+                let due = playoutTime(timestamp)
+                guard now >= giveUpTime(timestamp, due: due, missingThrough: lastKnown) else {
+                    heldForRecovery = heldForRecovery || now >= due
                     return nil
                 }
                 heldForRecovery = false
@@ -395,7 +396,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
                 }
                 let due = playoutTime(timestamp)
                 guard now >= due else { return nil }
-                guard start == base || now >= giveUpTime(timestamp, missingThrough: start - 1) else {
+                guard start == base || now >= giveUpTime(timestamp, due: due, missingThrough: start - 1) else {
                     heldForRecovery = true
                     return nil
                 }
@@ -812,9 +813,11 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         }
         switch scan() {
         case .empty: break
-        case .incomplete(let timestamp, let lastKnown): note(giveUpTime(timestamp, missingThrough: lastKnown))
+        case .incomplete(let timestamp, let lastKnown):
+            note(giveUpTime(timestamp, due: playoutTime(timestamp), missingThrough: lastKnown))
         case .complete(let start, _, let timestamp, _):
-            note(start == base ? playoutTime(timestamp) : max(playoutTime(timestamp), giveUpTime(timestamp, missingThrough: start - 1)))
+            let due = playoutTime(timestamp)
+            note(start == base ? due : max(due, giveUpTime(timestamp, due: due, missingThrough: start - 1)))
         }
         // NACKs over the budget wait until it allows them.
         let renewal = nackBudgetRenewal
@@ -881,12 +884,13 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         min(.milliseconds(5) + .seconds(reception.jitterSeconds / 2), .milliseconds(50))
     }
 
-    /// When a frame of RTP time `timestamp` that lacks packets from `base` through `last` (and maybe
-    /// after) is given up: at its last chance while what it lacks is being asked for, else at its
-    /// playout time. Mutating though it changes nothing: called by `nextFrame` for most packets, a
-    /// non-mutating method there was called on a copy of the whole buffer (some 800 bytes).
-    private mutating func giveUpTime(_ timestamp: Int64, missingThrough last: Int64) -> ClockTime {
-        isRecovering(through: last) ? lastChance(timestamp) : playoutTime(timestamp)
+    /// When a frame of RTP time `timestamp` (playing out at `due`, its `playoutTime`, which the
+    /// caller has at hand) that lacks packets from `base` through `last` (and maybe after) is given
+    /// up: at its last chance while what it lacks is being asked for, else at its playout time.
+    /// Mutating though it changes nothing: called by `nextFrame` for most packets, a non-mutating
+    /// method there was called on a copy of the whole buffer (some 800 bytes).
+    private mutating func giveUpTime(_ timestamp: Int64, due: ClockTime, missingThrough last: Int64) -> ClockTime {
+        isRecovering(through: last) ? lastChance(timestamp, due: due) : due
     }
 
     /// The latest a frame of RTP time `timestamp` may be released: its playout time, or with NACK on
@@ -894,8 +898,11 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
     /// too, but a lost video frame costs every frame up to the next keyframe, where a lost audio
     /// packet costs only its own concealment.
     @inline(__always)
-    private func lastChance(_ timestamp: Int64) -> ClockTime {
-        let due = playoutTime(timestamp)
+    private func lastChance(_ timestamp: Int64) -> ClockTime { lastChance(timestamp, due: playoutTime(timestamp)) }
+
+    /// `lastChance(_:)` of a frame that plays out at `due`.
+    @inline(__always)
+    private func lastChance(_ timestamp: Int64, due: ClockTime) -> ClockTime {
         guard configuration.nack, !Depacketizer.eachPayloadIsAFrame else { return due }
         return max(due, ClockTime(nanoseconds: nanoseconds(timestamp) + minimumTransit) + configuration.maximumDelay)
     }
