@@ -358,7 +358,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
             base = newBase
             baseFixed = true
         }
-        markMissing(highest + 1..<sequence, due: arrival + reorderAllowance)
+        if sequence > highest + 1 { markMissing(highest + 1..<sequence, due: arrival + reorderAllowance) }
         highest = sequence
     }
 
@@ -630,7 +630,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
             assembler.startFrame()
         }
         guard sequence == open.next && current.timestamp == open.timestamp, append(payload, info, current) else { return false }
-        appendHeld(through: highest)
+        if open.next <= highest { appendHeld(through: highest) }
         return true
     }
 
