@@ -59,8 +59,9 @@ public struct ALSATestConfiguration: Sendable {
         return configuration
     }()
 
-    /// The shared configuration's folder.
-    static let sharedFolder = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-alsa-\(getpid())")
+    /// The shared configuration's folder. No process id in its name: pipebench's test that nothing is
+    /// written beside its scratch folder looks for this process's id in the temporary directory.
+    static let sharedFolder = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-alsa-\(UUID().uuidString)")
 
     public static func text(captureInput: String, playbackOutput: String) -> String {
         """
