@@ -22,34 +22,19 @@ public struct H264Depacketizer: RTPDepacketizer {
     public init() {}
 
     public func inspect(_ payload: UnsafeRawBufferPointer) throws(RTPPayloadError) -> RTPPayloadInfo {
-        guard let header = payload.first else { throw .emptyPayload }
-        let type = H264Payload.type(header)
-        switch type {
-        case 1...23:
-            // Single NAL unit packet: the payload is the NAL unit (§5.6).
+        let packet = try PacketHeader(payload)
+        switch packet {
+        case .single(let nalType):
+            // The payload is the NAL unit (§5.6).
             return RTPPayloadInfo(
-                startsFrame: H264Payload.startsAccessUnit(type: type, firstByte: payload.count > 1 ? payload[1] : nil),
-                isKeyframe: type == H264Payload.idrSlice,
-                mediaByteCount: H264Payload.startCodeLength + payload.count)
-        case H264Payload.stapA:
+                startsFrame: H264Payload.startsAccessUnit(type: nalType, firstByte: payload.count > 1 ? payload[1] : nil),
+                isKeyframe: nalType == H264Payload.idrSlice, mediaByteCount: packet.mediaByteCount(of: payload))
+        case .aggregation:
             return try Self.inspectAggregation(payload)
-        case H264Payload.fuA:
-            // FU indicator, FU header |S|E|R|Type|, then a fragment of the NAL unit's payload (§5.8).
-            guard payload.count >= 2 else { throw .h264FragmentTooShort }
-            let fuHeader = payload[1]
-            let start = fuHeader & 0x80 != 0, end = fuHeader & 0x40 != 0
-            if start && end { throw .h264FragmentStartAndEnd }
-            let nalType = H264Payload.type(fuHeader)
-            let fragment = payload.count - 2
+        case .fragment(let start, _, let nalType):
             return RTPPayloadInfo(
                 startsFrame: start && H264Payload.startsAccessUnit(type: nalType, firstByte: payload.count > 2 ? payload[2] : nil),
-                isKeyframe: nalType == H264Payload.idrSlice,
-                // The start fragment gets a start code and the rebuilt NAL unit header.
-                mediaByteCount: start ? H264Payload.startCodeLength + 1 + fragment : fragment)
-        case 25, 26, 27, 29:
-            throw .h264UnsupportedPacketType(type)
-        default:
-            throw .h264ReservedPacketType(type)
+                isKeyframe: nalType == H264Payload.idrSlice, mediaByteCount: packet.mediaByteCount(of: payload))
         }
     }
 
@@ -59,18 +44,27 @@ public struct H264Depacketizer: RTPDepacketizer {
         isKeyframe = false
     }
 
-    /// Inspects the payload again rather than trust `info`: the bytes it writes follow from the
-    /// payload's headers (an FU-A's and a STAP-A's sizes cost little to read).
-    public mutating func append(_ payload: UnsafeRawBufferPointer, inspected _: RTPPayloadInfo, sequenceNumber: UInt16,
+    /// Checks `info` against the payload's header rather than trusting it, since the bytes it writes
+    /// follow from that header: a single NAL unit or an FU-A by its length, a STAP-A by walking its
+    /// aggregation units again (where each ends follows from their sizes). Takes whether the payload
+    /// is a keyframe's from the header too.
+    public mutating func append(_ payload: UnsafeRawBufferPointer, inspected info: RTPPayloadInfo, sequenceNumber: UInt16,
                                 marker: Bool, into output: UnsafeMutableRawBufferPointer) throws(RTPPayloadError) {
-        let info = try inspect(payload)
-        try assembly.check(sequenceNumber: sequenceNumber, adding: info.mediaByteCount, to: output)
-        let type = H264Payload.type(payload[0])
+        let packet = try PacketHeader(payload)
+        let (byteCount, carriesIDR): (Int, Bool)
+        switch packet {
+        case .single(let nalType), .fragment(_, _, let nalType):
+            (byteCount, carriesIDR) = (packet.mediaByteCount(of: payload), nalType == H264Payload.idrSlice)
+        case .aggregation:
+            let units = try Self.inspectAggregation(payload)
+            (byteCount, carriesIDR) = (units.mediaByteCount, units.isKeyframe)
+        }
+        guard info.mediaByteCount == byteCount else { throw .inspectionMismatch }
+        try assembly.check(sequenceNumber: sequenceNumber, adding: byteCount, to: output)
         var offset = assembly.byteCount
-        if type == H264Payload.fuA {
-            let fuHeader = payload[1]
-            let nalType = H264Payload.type(fuHeader)
-            if fuHeader & 0x80 != 0 {
+        switch packet {
+        case .fragment(let start, let end, let nalType):
+            if start {
                 guard fragmentType == nil else { throw .h264FragmentNotEnded }
                 H264Payload.writeStartCode(to: output, at: offset)
                 // The NAL unit header: F and NRI from the FU indicator, the type from the FU header.
@@ -81,22 +75,21 @@ public struct H264Depacketizer: RTPDepacketizer {
                 guard open == nalType else { throw .h264FragmentTypeMismatch(expected: open, received: nalType) }
             }
             FrameAssembly.copy(payload.slice(2..<payload.count), to: output, at: offset)
-            fragmentType = fuHeader & 0x40 != 0 ? nil : nalType
-        } else {
+            fragmentType = end ? nil : nalType
+        case .aggregation:
             guard fragmentType == nil else { throw .h264FragmentNotEnded }
-            if type == H264Payload.stapA {
-                var units = AggregationUnits(payload)
-                while let unit = units.next() {
-                    H264Payload.writeStartCode(to: output, at: offset)
-                    offset = FrameAssembly.copy(payload.slice(unit), to: output, at: offset + H264Payload.startCodeLength)
-                }
-            } else {
+            var units = AggregationUnits(payload)
+            while let unit = units.next() {
                 H264Payload.writeStartCode(to: output, at: offset)
-                FrameAssembly.copy(payload, to: output, at: offset + H264Payload.startCodeLength)
+                offset = FrameAssembly.copy(payload.slice(unit), to: output, at: offset + H264Payload.startCodeLength)
             }
+        case .single:
+            guard fragmentType == nil else { throw .h264FragmentNotEnded }
+            H264Payload.writeStartCode(to: output, at: offset)
+            FrameAssembly.copy(payload, to: output, at: offset + H264Payload.startCodeLength)
         }
-        isKeyframe = isKeyframe || info.isKeyframe
-        assembly.accept(sequenceNumber: sequenceNumber, endsFrame: marker, added: info.mediaByteCount)
+        isKeyframe = isKeyframe || carriesIDR
+        assembly.accept(sequenceNumber: sequenceNumber, endsFrame: marker, added: byteCount)
     }
 
     public mutating func finishFrame() throws(RTPPayloadError) -> RTPFrameInfo {
@@ -129,6 +122,48 @@ public struct H264Depacketizer: RTPDepacketizer {
             offset = nalStart + size
         }
         return RTPPayloadInfo(startsFrame: startsFrame, isKeyframe: isKeyframe, mediaByteCount: byteCount)
+    }
+}
+
+/// What a payload's first bytes say it is (RFC 6184 §5.2, Table 3), checked.
+private enum PacketHeader {
+    /// A single NAL unit packet (types 1-23, §5.6).
+    case single(nalType: Int)
+    /// A STAP-A (§5.7.1), whose aggregation units are checked apart.
+    case aggregation
+    /// An FU-A (§5.8): the FU indicator, then the FU header |S|E|R|Type|.
+    case fragment(start: Bool, end: Bool, nalType: Int)
+
+    init(_ payload: UnsafeRawBufferPointer) throws(RTPPayloadError) {
+        guard let header = payload.first else { throw .emptyPayload }
+        let type = H264Payload.type(header)
+        switch type {
+        case 1...23:
+            self = .single(nalType: type)
+        case H264Payload.stapA:
+            self = .aggregation
+        case H264Payload.fuA:
+            guard payload.count >= 2 else { throw .h264FragmentTooShort }
+            let fuHeader = payload[1]
+            let start = fuHeader & 0x80 != 0, end = fuHeader & 0x40 != 0
+            if start && end { throw .h264FragmentStartAndEnd }
+            self = .fragment(start: start, end: end, nalType: H264Payload.type(fuHeader))
+        case 25, 26, 27, 29:
+            throw .h264UnsupportedPacketType(type)
+        default:
+            throw .h264ReservedPacketType(type)
+        }
+    }
+
+    /// The bytes the depacketizer writes for a single NAL unit or a fragment, `payload`: a start code
+    /// before a NAL unit, and before a start fragment the NAL unit header rebuilt from the FU
+    /// indicator and header too. A STAP-A's come from its units (`inspectAggregation`).
+    func mediaByteCount(of payload: UnsafeRawBufferPointer) -> Int {
+        switch self {
+        case .single: H264Payload.startCodeLength + payload.count
+        case .fragment(let start, _, _): start ? H264Payload.startCodeLength + 1 + payload.count - 2 : payload.count - 2
+        case .aggregation: preconditionFailure("a STAP-A's length is its units'")
+        }
     }
 }
 

@@ -278,8 +278,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         counters.received += 1
         lastArrival = arrival
         entries[index] = Entry(sequence: sequence, timestamp: timestamp, state: .held, length: payload.count,
-                               mediaByteCount: info.mediaByteCount, marker: packet.header.marker,
-                               startsFrame: info.startsFrame, isKeyframe: info.isKeyframe, arrival: arrival)
+                               marker: packet.header.marker, info: info, arrival: arrival)
         if !appendInOrder(payload, info, of: sequence) {
             entries[index].offset = slots.keep(payload, at: index)
             entries[index].inSlot = true
@@ -433,7 +432,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         while start <= highest && entry(start).state != .held { start += 1 }
         guard start <= highest else { return .empty }
         let first = entry(start)
-        if start > base && !first.startsFrame {
+        if start > base && !first.info.startsFrame {
             return .incomplete(timestamp: first.timestamp, lastKnown: lastKnown(of: first.timestamp, from: start))
         }
         // Packets appended as they came are known to follow each other in one frame: the walk goes on from the last.
@@ -446,7 +445,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         }
         while true {
             let current = entry(sequence)
-            isKeyframe = isKeyframe || current.isKeyframe
+            isKeyframe = isKeyframe || current.info.isKeyframe
             let next = sequence < highest ? entry(sequence + 1) : nil
             if Depacketizer.eachPayloadIsAFrame || current.marker
                 || (next.map { $0.state == .held && $0.timestamp != first.timestamp } ?? false) {
@@ -554,7 +553,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         for sequence in base...end {
             let current = entry(sequence)
             guard current.inSlot else { return nil }
-            size += current.mediaByteCount
+            size += current.info.mediaByteCount
             arrivals = (min(arrivals.first, current.arrival), max(arrivals.last, current.arrival))
         }
         releasedArrivals = arrivals
@@ -562,8 +561,10 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         depacketizer.startFrame()
         do {
             for sequence in base...end {
-                try depacketizer.append(payload(of: sequence), sequenceNumber: UInt16(truncatingIfNeeded: sequence),
-                                        marker: entry(sequence).marker, into: buffer.storage)
+                let current = entry(sequence)
+                try depacketizer.append(payload(of: sequence), inspected: current.info,
+                                        sequenceNumber: UInt16(truncatingIfNeeded: sequence), marker: current.marker,
+                                        into: buffer.storage)
             }
             return (buffer, try depacketizer.finishFrame())
         } catch {
@@ -623,9 +624,9 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         guard assemblesAsPacketsCome else { return false }
         let current = entry(sequence)
         if open.buffer == nil {
-            guard current.startsFrame, followsAnotherFrame(sequence, timestamp: current.timestamp),
+            guard current.info.startsFrame, followsAnotherFrame(sequence, timestamp: current.timestamp),
                   assembled.count < Self.assembledLimit, assembled.last.map({ sequence > $0.last }) ?? true else { return false }
-            let capacity = max(largestFrameByteCount, 2 * current.mediaByteCount, 64)
+            let capacity = max(largestFrameByteCount, 2 * current.info.mediaByteCount, 64)
             open = OpenFrame(first: sequence, next: sequence, timestamp: current.timestamp, buffer: pool.acquire(capacity: capacity))
             assembler.startFrame()
         }
@@ -650,13 +651,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         while open.buffer != nil && open.next <= last {
             let current = entry(open.next)
             guard current.state == .held && current.timestamp == open.timestamp else { return }
-            let payload = payload(of: open.next)
-            // Inspected as it came, but only what an entry keeps of that is at hand.
-            guard let info = try? assembler.inspect(payload) else {
-                open = OpenFrame()
-                return
-            }
-            _ = append(payload, info, current)
+            _ = append(payload(of: open.next), current.info, current)
         }
     }
 
@@ -680,7 +675,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
             }
         }
         open.next += 1
-        open.isKeyframe = open.isKeyframe || current.isKeyframe
+        open.isKeyframe = open.isKeyframe || current.info.isKeyframe
         open.arrivals = (min(open.arrivals.first, current.arrival), max(open.arrivals.last, current.arrival))
         if Depacketizer.eachPayloadIsAFrame || current.marker { closeOpenFrame() }
         return true
@@ -988,10 +983,9 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         var inSlot = false
         var offset = 0
         var length = 0
-        var mediaByteCount = 0
         var marker = false
-        var startsFrame = false
-        var isKeyframe = false
+        /// What the depacketizer's `inspect` said of the payload as it came.
+        var info = RTPPayloadInfo(startsFrame: false, isKeyframe: false, mediaByteCount: 0)
         var nackCount = 0
         var nackDue = ClockTime.zero
         /// When the first NACK for it went out: the round trip is sampled from it, since an answer

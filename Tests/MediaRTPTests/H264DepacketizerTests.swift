@@ -188,6 +188,38 @@ import Testing
         #expect(Array(large.prefix(info.byteCount)) == [0, 0, 0, 1, 0x65, 0x88, 0x01, 0x02, 0x03])
     }
 
+    /// `append` checks the handed `info` against each kind of payload header, and takes whether the
+    /// frame is a keyframe from the header, not from the info.
+    @Test(arguments: [
+        ([0x65, 0x88, 0x84], [0, 0, 0, 1, 0x65, 0x88, 0x84], true),              // single NAL unit: an IDR slice
+        ([0x7C, 0x85, 0x88, 0x01], [0, 0, 0, 1, 0x65, 0x88, 0x01], true),        // FU-A start of an IDR slice
+        ([0x78, 0x00, 0x02, 0x67, 0x42, 0x00, 0x01, 0x41],
+         [0, 0, 0, 1, 0x67, 0x42, 0, 0, 0, 1, 0x41], false),                      // STAP-A: SPS and a P slice
+    ] as [([UInt8], [UInt8], Bool)])
+    func appendRefusesAnInspectionOfAnotherPayload(payload: [UInt8], expected: [UInt8], isKeyframe: Bool) throws {
+        #expect(try inspect(payload).mediaByteCount == expected.count)
+        var depacketizer = H264Depacketizer()
+        let output = UnsafeMutableRawBufferPointer.allocate(byteCount: 64, alignment: 1)
+        defer { output.deallocate() }
+        func append(mediaByteCount: Int, isKeyframe: Bool) -> RTPPayloadError? {
+            let info = RTPPayloadInfo(startsFrame: true, isKeyframe: isKeyframe, mediaByteCount: mediaByteCount)
+            depacketizer.startFrame()
+            return payloadError {
+                try payload.withUnsafeBytes { try depacketizer.append($0, inspected: info, sequenceNumber: 1, marker: false, into: output) }
+            }
+        }
+        for count in [expected.count - 1, expected.count + 1, 0, -1, 1000] {
+            #expect(append(mediaByteCount: count, isKeyframe: isKeyframe) == .inspectionMismatch, "\(count)")
+        }
+        #expect(append(mediaByteCount: expected.count, isKeyframe: !isKeyframe) == nil)
+        #expect(Array(output.prefix(expected.count)) == expected)
+        if payload[0] & 0x1F != 28 {  // an FU-A start alone leaves its NAL unit open
+            let frame = try depacketizer.finishFrame()
+            #expect(frame.byteCount == expected.count)
+            #expect(frame.isKeyframe == isKeyframe)
+        }
+    }
+
     // MARK: Public vectors (Tests/Vectors/README.md)
 
     @Test func pionDepacketizeVectors() throws {
