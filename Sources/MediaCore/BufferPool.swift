@@ -6,15 +6,21 @@
 public final class FrameBuffer: @unchecked Sendable {
     /// The whole storage; `count` bytes of it are in use.
     public let storage: UnsafeMutableRawBufferPointer
-    /// The number of meaningful bytes. Set by the producer before it passes the frame on, read-only
-    /// after (above), so read without the runtime's exclusivity check: that check cost about 75
-    /// instructions on every read of a frame's bytes, once a frame on the RTP paths.
-    @exclusivity(unchecked) public var count: Int
+    /// The number of meaningful bytes.
+    public var count: Int {
+        get { length }
+        set { length = newValue }
+    }
+    /// `count`, set by the producer before it passes the frame on and read-only after (above), so
+    /// accessed without the runtime's exclusivity check: that check cost about 75 instructions on
+    /// every access, once a frame on the RTP paths. Behind `count` since other modules accessing a
+    /// stored property directly check it anyway.
+    @exclusivity(unchecked) private var length: Int
 
     /// A buffer of `capacity` bytes (uninitialised), with `count` set to `capacity`.
     public init(capacity: Int) {
         storage = UnsafeMutableRawBufferPointer.allocate(byteCount: Swift.max(capacity, 1), alignment: 64)
-        count = capacity
+        length = capacity
     }
 
     /// A buffer holding a copy of `bytes`.
