@@ -122,7 +122,7 @@ final class ContainerAudioDecoder: AudioDecoder {
         let dropped = min(max(skip, Int(-start)), count)
         skip = max(skip - dropped, 0)
         guard count > dropped else { return }
-        var output = AudioFrame(sampleFormat: .f32, sampleRate: stream.sampleRate, channels: channels,
+        let output = AudioFrame(sampleFormat: .f32, sampleRate: stream.sampleRate, channels: channels,
                                 sampleCount: count - dropped, pts: MediaTime(start + Int64(dropped), timebase: timebase), pool: pool)
         output.buffer.count = output.byteCount
         nextStart = start + Int64(count)
@@ -175,7 +175,7 @@ final class ContainerAudioDecoder: AudioDecoder {
     func concealLoss(duration: MediaTime, emit: (AudioFrame) throws -> Void) throws {
         let count = Int(duration.rescaled(to: Rational(1, stream.sampleRate)).value)
         guard count > 0 else { return }
-        var silence = AudioFrame(sampleFormat: .f32, sampleRate: stream.sampleRate, channels: channels, sampleCount: count,
+        let silence = AudioFrame(sampleFormat: .f32, sampleRate: stream.sampleRate, channels: channels, sampleCount: count,
                                  pts: MediaTime(nextStart, timebase: Rational(1, stream.sampleRate)), pool: pool)
         nextStart += Int64(count)
         silence.buffer.count = silence.byteCount
