@@ -65,6 +65,7 @@ import MediaCore
 /// helpers they call are inlined (`@inline(__always)`) or mutating: a call to a non-mutating method
 /// that is not inlined copies the whole buffer (some 800 bytes) first.
 public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
+    private typealias Entry = JitterBufferEntry
     public struct Configuration: Sendable, Hashable {
         /// Bounds of the target delay: 10 ms and 1 s by default (an interactive call tolerates
         /// little more than a second of mouth-to-ear delay).
@@ -585,36 +586,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
     /// at their release.
     private static var assembledLimit: Int { 64 }
 
-    /// A frame whose packets are appended as they come. A packet that comes next for the open frame
-    /// is appended straight from where it was received (the receive slot, which stays free for the
-    /// next packet) and needs no slot; packets that came early wait in slots and follow it. A frame
-    /// whose last packet came (the marker bit, or each audio payload) waits assembled for its release,
-    /// which takes it without a walk over its packets or a copy of them.
-    ///
-    /// One frame is open at a time, opened by a packet starting a frame right after a packet of
-    /// another frame, and after the frames assembled. Releasing, dropping or giving up any of its
-    /// packets closes it, and so does a packet the depacketizer refuses: its frame is then dropped
-    /// at its release, as assembling it from the slots would have refused it. Other frames (the
-    /// first, one after a loss, one a late packet starts) are assembled from the slots at their
-    /// release, as before.
-    private struct OpenFrame {
-        /// Packets `first..<next` are appended to `buffer` (nil: none is open).
-        var first: Int64 = 0
-        var next: Int64 = 0
-        var timestamp: Int64 = 0
-        var buffer: FrameBuffer?
-        var isKeyframe = false
-        var arrivals = (first: ClockTime.max, last: ClockTime.zero)
-    }
 
-    /// A frame assembled from packets `first...last`, waiting for its release: the open frame it was,
-    /// described by the depacketizer.
-    private struct AssembledFrame {
-        var frame: OpenFrame
-        var info: RTPFrameInfo
-        var first: Int64 { frame.first }
-        var last: Int64 { frame.next - 1 }
-    }
 
     /// Appends `payload` (inspected as `info`), of packet `sequence` just taken in, to the open frame
     /// when it comes next, opening a frame with it when none is open and it starts one after those
@@ -972,30 +944,6 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
         reception.noteSenderReport(report, arrival: arrival)
     }
 
-    /// What the buffer knows of one sequence number in the window (or last had in that slot).
-    private struct Entry: Sendable {
-        enum State: UInt8, Sendable { case empty, missing, held, released, givenUp }
-        var sequence: Int64 = -1
-        var timestamp: Int64 = 0
-        var state = State.empty
-        /// Whether the payload is kept in a slot (else it was appended to a frame as it came), where
-        /// it starts there, and its bytes.
-        var inSlot = false
-        var offset = 0
-        var length = 0
-        var marker = false
-        /// What the depacketizer's `inspect` said of the payload as it came.
-        var info = RTPPayloadInfo(startsFrame: false, isKeyframe: false, mediaByteCount: 0)
-        var nackCount = 0
-        var nackDue = ClockTime.zero
-        /// When the first NACK for it went out: the round trip is sampled from it, since an answer
-        /// may come to any of the requests (RFC 6298 §3's ambiguity). Measured from the latest, an
-        /// answer that took longer than the retry interval looked shorter than it, so the estimate
-        /// could never grow past the interval, and retries outran their answers.
-        var nackedAt = ClockTime.zero
-        /// When the packet arrived (held packets).
-        var arrival = ClockTime.zero
-    }
 }
 
 /// What a `JitterBuffer` has seen and done.
@@ -1090,4 +1038,64 @@ struct PayloadSlots: Sendable {
     func payload(at index: Int, _ range: Range<Int>) -> UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(rebasing: slots[held[index]][range])
     }
+}
+
+// The jitter buffer's own records, outside the generic type: nested in it, they are generic types
+// too, which its specialised code handled in places through value witnesses (34 instructions a
+// packet more on the receive path, counted with tools/count-instructions).
+
+/// What the buffer knows of one sequence number in the window (or last had in that slot).
+private struct JitterBufferEntry: Sendable {
+    enum State: UInt8, Sendable { case empty, missing, held, released, givenUp }
+    var sequence: Int64 = -1
+    var timestamp: Int64 = 0
+    var state = State.empty
+    /// Whether the payload is kept in a slot (else it was appended to a frame as it came), where
+    /// it starts there, and its bytes.
+    var inSlot = false
+    var offset = 0
+    var length = 0
+    var marker = false
+    /// What the depacketizer's `inspect` said of the payload as it came.
+    var info = RTPPayloadInfo(startsFrame: false, isKeyframe: false, mediaByteCount: 0)
+    var nackCount = 0
+    var nackDue = ClockTime.zero
+    /// When the first NACK for it went out: the round trip is sampled from it, since an answer
+    /// may come to any of the requests (RFC 6298 §3's ambiguity). Measured from the latest, an
+    /// answer that took longer than the retry interval looked shorter than it, so the estimate
+    /// could never grow past the interval, and retries outran their answers.
+    var nackedAt = ClockTime.zero
+    /// When the packet arrived (held packets).
+    var arrival = ClockTime.zero
+}
+
+/// A frame assembled from packets `first...last`, waiting for its release: the open frame it was,
+/// described by the depacketizer.
+private struct AssembledFrame {
+    var frame: OpenFrame
+    var info: RTPFrameInfo
+    var first: Int64 { frame.first }
+    var last: Int64 { frame.next - 1 }
+}
+
+/// A frame whose packets are appended as they come. A packet that comes next for the open frame
+/// is appended straight from where it was received (the receive slot, which stays free for the
+/// next packet) and needs no slot; packets that came early wait in slots and follow it. A frame
+/// whose last packet came (the marker bit, or each audio payload) waits assembled for its release,
+/// which takes it without a walk over its packets or a copy of them.
+///
+/// One frame is open at a time, opened by a packet starting a frame right after a packet of
+/// another frame, and after the frames assembled. Releasing, dropping or giving up any of its
+/// packets closes it, and so does a packet the depacketizer refuses: its frame is then dropped
+/// at its release, as assembling it from the slots would have refused it. Other frames (the
+/// first, one after a loss, one a late packet starts) are assembled from the slots at their
+/// release, as before.
+private struct OpenFrame {
+    /// Packets `first..<next` are appended to `buffer` (nil: none is open).
+    var first: Int64 = 0
+    var next: Int64 = 0
+    var timestamp: Int64 = 0
+    var buffer: FrameBuffer?
+    var isKeyframe = false
+    var arrivals = (first: ClockTime.max, last: ClockTime.zero)
 }
