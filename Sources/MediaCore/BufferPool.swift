@@ -7,15 +7,16 @@ public final class FrameBuffer: @unchecked Sendable {
     /// The whole storage; `count` bytes of it are in use.
     public let storage: UnsafeMutableRawBufferPointer
     /// The number of meaningful bytes.
-    public var count: Int {
+    @inlinable public var count: Int {
         get { length }
         set { length = newValue }
     }
     /// `count`, set by the producer before it passes the frame on and read-only after (above), so
     /// accessed without the runtime's exclusivity check: that check cost about 75 instructions on
-    /// every access, once a frame on the RTP paths. Behind `count` since other modules accessing a
-    /// stored property directly check it anyway.
-    @exclusivity(unchecked) private var length: Int
+    /// every access, once a frame on the RTP paths. Behind an inlinable `count`: other modules
+    /// accessing a public stored property emit the check themselves, whatever its attributes, and
+    /// a getter they call costs a jump to code far from theirs.
+    @exclusivity(unchecked) @usableFromInline var length: Int
 
     /// A buffer of `capacity` bytes (uninitialised), with `count` set to `capacity`.
     public init(capacity: Int) {
