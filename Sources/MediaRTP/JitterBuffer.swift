@@ -586,8 +586,6 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
     /// at their release.
     private static var assembledLimit: Int { 64 }
 
-
-
     /// Appends `payload` (inspected as `info`), of packet `sequence` just taken in, to the open frame
     /// when it comes next, opening a frame with it when none is open and it starts one after those
     /// assembled; then the packets after it that came before it. Returns whether it was appended (it
