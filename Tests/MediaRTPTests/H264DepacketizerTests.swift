@@ -213,7 +213,7 @@ import Testing
         }
         #expect(append(mediaByteCount: expected.count, isKeyframe: !isKeyframe) == nil)
         #expect(Array(output.prefix(expected.count)) == expected)
-        if payload[0] & 0x1F != 28 {  // an FU-A start alone leaves its NAL unit open
+        if H264Payload.type(payload[0]) != H264Payload.fuA {  // an FU-A start alone leaves its NAL unit open
             let frame = try depacketizer.finishFrame()
             #expect(frame.byteCount == expected.count)
             #expect(frame.isKeyframe == isKeyframe)
