@@ -9,11 +9,17 @@ import TestSupport
     /// Blocks one task per core on the global executor, then sleeps, runs child tasks and awaits a
     /// continuation resumed from a plain thread. All of it must finish while the pool is still held;
     /// the pool is released after 10 s whatever happens, so a starved run fails instead of hanging.
+    ///
+    /// The holders may not all start: synchronous tests running beside this one (the interop
+    /// suites wait minutes for their peers) can hold pool threads themselves. The pool is full
+    /// either way: a pool thread idles only when nothing is queued, so while a holder waits, every
+    /// thread is busy. The test goes on after a short wait instead of requiring every holder to run
+    /// (that requirement failed it after 30 s whenever a synchronous test held a pool thread).
     @Test(.onDedicatedThreads) func asyncWorkProgressesWhileTheCooperativePoolIsHeld() async throws {
         let cores = ProcessInfo.processInfo.activeProcessorCount
         let pool = HeldPool()
         for _ in 0..<cores { Task.detached { pool.hold() } }
-        #expect(pool.waitUntilHeld(by: cores, seconds: 30), "the pool's threads never all started blocking")
+        _ = pool.waitUntilHeld(by: cores, seconds: 2)
         Thread.detachNewThread { pool.release(after: 10) }
 
         try await Task.sleep(for: .milliseconds(20))
