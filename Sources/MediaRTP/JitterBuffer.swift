@@ -383,6 +383,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
                 return nil
             case .incomplete(let timestamp, let lastKnown):
                 let due = playoutTime(timestamp)
+                guard now >= due else { return nil }  // given up at `due` at the earliest
                 guard now >= giveUpTime(timestamp, due: due, missingThrough: lastKnown) else {
                     heldForRecovery = heldForRecovery || now >= due
                     return nil
