@@ -385,7 +385,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
                 let due = playoutTime(timestamp)
                 guard now >= due else { return nil }  // given up at `due` at the earliest
                 guard now >= giveUpTime(timestamp, due: due, missingThrough: lastKnown) else {
-                    heldForRecovery = heldForRecovery || now >= due
+                    heldForRecovery = true  // due, and waiting for what it lacks
                     return nil
                 }
                 heldForRecovery = false
