@@ -19,7 +19,7 @@ import TestSupport
         let cores = ProcessInfo.processInfo.activeProcessorCount
         let pool = HeldPool()
         for _ in 0..<cores { Task.detached { pool.hold() } }
-        _ = pool.waitUntilHeld(by: cores, seconds: 2)
+        pool.waitUntilHeld(by: cores, seconds: 2)
         Thread.detachNewThread { pool.release(after: 10) }
 
         try await Task.sleep(for: .milliseconds(20))
@@ -57,12 +57,12 @@ private final class HeldPool: @unchecked Sendable {
         state.unlock()
     }
 
-    func waitUntilHeld(by count: Int, seconds: Double) -> Bool {
+    /// Waits until `count` threads hold the pool, or `seconds` have passed.
+    func waitUntilHeld(by count: Int, seconds: Double) {
         let deadline = Date().addingTimeInterval(seconds)
         state.lock()
         defer { state.unlock() }
-        while holding < count { guard state.wait(until: deadline) else { return false } }
-        return true
+        while holding < count && state.wait(until: deadline) {}
     }
 
     func release(after seconds: Double) {
