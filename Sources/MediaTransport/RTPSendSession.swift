@@ -363,7 +363,10 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
     private func sendReportIfDue(at now: ClockTime, outgoing: inout Outgoing) throws {
         guard now >= outgoing.nextReport ?? now else { return }
         outgoing.nextReport = now + configuration.reportInterval
-        try transport.sendRTCP([.senderReport(outgoing.sender.senderReport(at: now, wallClock: .now)),
+        // The report pairs its RTP timestamp and wall clock at one instant (RFC 3550 §6.4.1), so both
+        // are read now: `now` is when the frame before it started going out, a keyframe's many packets ago.
+        let reportedAt = clock.now
+        try transport.sendRTCP([.senderReport(outgoing.sender.senderReport(at: reportedAt, wallClock: .now)),
                                 .sourceDescription(SourceDescription(source: configuration.sender.ssrc, cname: configuration.cname))],
                                at: now)
         outgoing.senderReports += 1

@@ -1,3 +1,4 @@
+import Glibc
 import MediaCore
 import MediaRTP
 import MediaSRTP
@@ -8,7 +9,8 @@ import MediaSRTP
 /// through an optional `NetworkImpairment` (delivered when `sendDue(until:)` reaches its time), RTCP
 /// straight, as `UDPRTPTransport` does. With `SRTPParameters` both ends protect and check packets,
 /// so the session's copy-then-protect path runs too. `receive` never waits: a test drives both
-/// sessions by hand with a `ManualClock`. `loseNext(_:)` drops chosen packets; a `watchable` end
+/// sessions by hand with a `ManualClock`. `loseNext(_:)` drops chosen packets; `sendTime` makes
+/// each RTP packet take that long to go out (a busy core, a slow link); a `watchable` end
 /// has a descriptor that never turns readable, so that a started session reads no feedback on
 /// its own and the test's `serviceTransport` calls are the only reader.
 final class InMemoryRTPTransport: RTPDatagramTransport, @unchecked Sendable {
@@ -19,6 +21,8 @@ final class InMemoryRTPTransport: RTPDatagramTransport, @unchecked Sendable {
     private let inbound: SRTPSession?
     /// The `watchable` end's descriptor, never woken.
     private let idle: EventWaker?
+    /// How long each RTP packet takes to send, on the sending thread.
+    var sendTime = ClockTime.zero
 
     private struct State: @unchecked Sendable {
         var inbox: [(rtcp: Bool, bytes: [UInt8])] = []
@@ -61,6 +65,7 @@ final class InMemoryRTPTransport: RTPDatagramTransport, @unchecked Sendable {
     func loseNext(_ count: Int) { state.withLock { $0.losing = count } }
 
     func sendRTP(_ buffer: UnsafeMutableRawBufferPointer, length: Int, at now: ClockTime) throws {
+        if sendTime > .zero { usleep(UInt32(sendTime.nanoseconds / 1000)) }
         let length = try outbound?.protect(buffer, length: length) ?? length
         let packet = Array(UnsafeRawBufferPointer(rebasing: buffer[0..<length]))
         // Nil: lost on the way.

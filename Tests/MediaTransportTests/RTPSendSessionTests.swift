@@ -120,6 +120,38 @@ import Testing
                 "BYE at the end (RFC 3550 §6.6)")
     }
 
+    /// A sender report pairs an RTP timestamp with the wall clock of the same instant (RFC 3550
+    /// §6.4.1). One sent after a frame whose three packets took 30 ms to go out places that frame at
+    /// the time it started going out; before, the report's wall clock was read after the packets and
+    /// its timestamp was the frame's own, which put the frame 30 ms late (a receiver then misplaces
+    /// the stream against its others in a recording).
+    @Test func aSenderReportAfterASlowFramePlacesTheFrameWhenItWasSent() throws {
+        let (a, b) = try InMemoryRTPTransport.pair()
+        a.sendTime = .milliseconds(10)
+        let configuration = try RTPSendSession<VP8Packetizer>.Configuration(
+            remote: SocketAddress(parsing: "127.0.0.1:9"), multiplexed: true, sender: .init(payloadType: 96, ssrc: Self.ssrc))
+        let session = RTPSendSession(packetizer: try VP8Packetizer(maxPayloadSize: 500), configuration: configuration, transport: a)
+        let sentFrom = NTPTimestamp.now.secondsSince1900
+        try session.send(Self.keyframe(size: 1200))
+        let sentFor = NTPTimestamp.now.secondsSince1900 - sentFrom
+        var timestamps: [UInt32] = [], reports: [SenderReport] = []
+        _ = try b.receive(timeout: .zero) { packet in
+            switch packet {
+            case .rtp(let bytes, _): if let packet = try? RTPPacket(parsing: bytes) { timestamps.append(packet.header.timestamp) }
+            case .rtcp(let bytes):
+                for case .senderReport(let report) in (try? RTCPCompoundPacket(parsing: Array(bytes)))?.packets ?? [] { reports.append(report) }
+            case .unprotectFailed: break
+            }
+            return true
+        }
+        let report = try #require(reports.first)
+        #expect(timestamps.count == 3 && Set(timestamps).count == 1 && sentFor >= 0.03, "\(timestamps), sent in \(sentFor) s")
+        let ticks = Int32(bitPattern: report.rtpTimestamp &- timestamps[0])
+        let placedAt = report.ntpTimestamp.secondsSince1900 - Double(ticks) / 90_000
+        #expect(abs(placedAt - sentFrom) < 0.01, "the frame placed \(Int((placedAt - sentFrom) * 1000)) ms after it started going out")
+        session.close()
+    }
+
     /// The round trip from a receiver report (RFC 3550 §6.4.1: arrival − LSR − DLSR) is taken at
     /// the report's arrival in the kernel, not at its read: a report left unread for half a second
     /// (a busy feedback thread) adds nothing to it.
