@@ -54,7 +54,8 @@ import TestSupport
             let (video, allAudio) = try Self.clipFrames(in: dir)
             let audio = allAudio.filter { $0.pts.seconds >= 0.5 }
             let firstAudio = try #require(audio.first).pts.seconds
-            // Matroska's CodecDelay for Opus moves the clip's video to 7 ms (its timebase is 1 ms).
+            // ffmpeg moves the clip's streams by Opus's 6.5 ms pre-skip (Matroska's CodecDelay), rounded
+            // to the file's 1 ms timebase: the video starts at 7 ms, and the audio leaves 0.494 s after it.
             let firstVideo = try #require(video.first).pts.seconds
             #expect(video.count == 100 && abs(firstAudio - 0.5) < 0.021 && abs(firstVideo - 0.007) < 0.002)
 
