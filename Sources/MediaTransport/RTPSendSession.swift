@@ -327,11 +327,8 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
         outgoing.withLock { outgoing in
             try? transport.sendDue(until: .max)
             guard outgoing.sender.statistics.packetCount > 0 else { return }
-            let now = clock.now
-            try? transport.sendRTCP([.senderReport(outgoing.sender.senderReport(at: now, wallClock: .now)),
-                                     .sourceDescription(SourceDescription(source: configuration.sender.ssrc, cname: configuration.cname)),
-                                     .goodbye(Goodbye(sources: [configuration.sender.ssrc], reasonText: "end of stream"))],
-                                    at: now)
+            try? transport.sendRTCP(reportPackets(outgoing) + [.goodbye(Goodbye(sources: [configuration.sender.ssrc], reasonText: "end of stream"))],
+                                    at: clock.now)
         }
         transport.close()
     }
@@ -363,13 +360,17 @@ public final class RTPSendSession<Packetizer: RTPPacketizer>: @unchecked Sendabl
     private func sendReportIfDue(at now: ClockTime, outgoing: inout Outgoing) throws {
         guard now >= outgoing.nextReport ?? now else { return }
         outgoing.nextReport = now + configuration.reportInterval
-        // The report pairs its RTP timestamp and wall clock at one instant (RFC 3550 §6.4.1), so both
-        // are read now: `now` is when the frame before it started going out, a keyframe's many packets ago.
-        let reportedAt = clock.now
-        try transport.sendRTCP([.senderReport(outgoing.sender.senderReport(at: reportedAt, wallClock: .now)),
-                                .sourceDescription(SourceDescription(source: configuration.sender.ssrc, cname: configuration.cname))],
-                               at: now)
+        try transport.sendRTCP(reportPackets(outgoing), at: now)
         outgoing.senderReports += 1
+    }
+
+    /// A sender report and the SDES with the CNAME, which open every compound the session sends
+    /// (RFC 3550 §6.1). The report pairs its RTP timestamp with the wall clock of one instant
+    /// (§6.4.1), so the session's clock is read here beside it: a caller's `now` may be from before
+    /// a frame's packets went out.
+    private func reportPackets(_ outgoing: borrowing Outgoing) -> [RTCPPacket] {
+        [.senderReport(outgoing.sender.senderReport(at: clock.now, wallClock: .now)),
+         .sourceDescription(SourceDescription(source: configuration.sender.ssrc, cname: configuration.cname))]
     }
 
     // MARK: Feedback
