@@ -22,7 +22,7 @@ final class InMemoryRTPTransport: RTPDatagramTransport, @unchecked Sendable {
     /// The `watchable` end's descriptor, never woken.
     private let idle: EventWaker?
     /// How long each RTP packet takes to send, on the sending thread.
-    var sendTime = ClockTime.zero
+    private let sendTime: ClockTime
 
     private struct State: @unchecked Sendable {
         var inbox: [(rtcp: Bool, bytes: [UInt8])] = []
@@ -31,17 +31,21 @@ final class InMemoryRTPTransport: RTPDatagramTransport, @unchecked Sendable {
         var losing = 0
     }
 
-    private init(name: String, impairment: ImpairmentProfile?, srtp: SRTPParameters?, watchable: Bool = false) throws {
+    private init(name: String, impairment: ImpairmentProfile?, srtp: SRTPParameters?, watchable: Bool = false,
+                 sendTime: ClockTime = .zero) throws {
         self.name = name
+        self.sendTime = sendTime
         idle = watchable ? try EventWaker() : nil
         state = Locked(State(impairment: impairment.map { NetworkImpairment(profile: $0) }))
         (outbound, inbound) = try srtp?.sessions() ?? (nil, nil)
     }
 
-    /// Two ends joined to each other; `impairment` applies to RTP from `a` to `b`, `watchable` to `a`.
-    static func pair(impairment: ImpairmentProfile? = nil, srtp: SRTPParameters? = nil, watchable: Bool = false) throws
-        -> (a: InMemoryRTPTransport, b: InMemoryRTPTransport) {
-        let a = try InMemoryRTPTransport(name: "memory-a", impairment: impairment, srtp: srtp, watchable: watchable)
+    /// Two ends joined to each other; `impairment` applies to RTP from `a` to `b`, `watchable` and
+    /// `sendTime` to `a`.
+    static func pair(impairment: ImpairmentProfile? = nil, srtp: SRTPParameters? = nil, watchable: Bool = false,
+                     sendTime: ClockTime = .zero) throws -> (a: InMemoryRTPTransport, b: InMemoryRTPTransport) {
+        let a = try InMemoryRTPTransport(name: "memory-a", impairment: impairment, srtp: srtp, watchable: watchable,
+                                         sendTime: sendTime)
         let b = try InMemoryRTPTransport(name: "memory-b", impairment: nil, srtp: srtp)
         a.peer = b
         b.peer = a

@@ -126,8 +126,7 @@ import Testing
     /// its timestamp was the frame's own, which put the frame 30 ms late (a receiver then misplaces
     /// the stream against its others in a recording).
     @Test func aSenderReportAfterASlowFramePlacesTheFrameWhenItWasSent() throws {
-        let (a, b) = try InMemoryRTPTransport.pair()
-        a.sendTime = .milliseconds(10)
+        let (a, b) = try InMemoryRTPTransport.pair(sendTime: .milliseconds(10))
         let configuration = try RTPSendSession<VP8Packetizer>.Configuration(
             remote: SocketAddress(parsing: "127.0.0.1:9"), multiplexed: true, sender: .init(payloadType: 96, ssrc: Self.ssrc))
         let session = RTPSendSession(packetizer: try VP8Packetizer(maxPayloadSize: 500), configuration: configuration, transport: a)
