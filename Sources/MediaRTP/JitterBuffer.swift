@@ -377,6 +377,13 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
     @_specialize(where Depacketizer == H264Depacketizer)
     @_specialize(where Depacketizer == OpusDepacketizer)
     public mutating func nextFrame(at now: ClockTime) -> EncodedFrame? {
+        // Nothing is released or given up before the first frame's playout time, so most calls,
+        // made as packets come, need no walk over its packets. (Not while a delta frame waits for
+        // a keyframe: it is dropped at once, and the keyframe asked for at once.)
+        if !waitingForKeyframe && base <= highest {
+            let first = entry(base)
+            if first.state == .held && now < playoutTime(first.timestamp) { return nil }
+        }
         while true {
             switch scan() {
             case .empty:
