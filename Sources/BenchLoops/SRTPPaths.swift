@@ -55,13 +55,15 @@ public enum SRTPPaths {
         let datagram = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 16)
         defer { datagram.deallocate() }
         var released = 0
+        var packet = RTPPacket()
         protected.bytes.withUnsafeBytes { raw in
             for number in 0..<count {
                 datagram.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[protected.ranges[number]]))
                 let length = try! srtp.unprotect(datagram, length: protected.ranges[number].count)
                 let bytes = UnsafeRawBufferPointer(rebasing: datagram[0..<length])
                 let arrival = arrivals[number]
-                _ = buffer.insert(try! RTPPacket(parsing: bytes), in: bytes, arrival: arrival)
+                try! packet.parse(bytes)
+                _ = buffer.insert(packet, in: bytes, arrival: arrival)
                 while let frame = buffer.nextFrame(at: arrival) { released &+= frame.byteCount }
             }
         }

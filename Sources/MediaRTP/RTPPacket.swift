@@ -144,6 +144,21 @@ public struct RTPPacket: Sendable, Hashable {
     /// and no larger than what follows the header. Extension elements are read lazily, see
     /// `RTPHeaderExtensions`. Does not allocate.
     public init(parsing bytes: UnsafeRawBufferPointer) throws(RTPPacketError) {
+        self.init()
+        try parse(bytes)
+    }
+
+    /// An empty packet (payload type 0, every field 0, no payload): a value to `parse` datagrams into.
+    public init() {
+        self.init(header: RTPHeader(payloadType: 0, sequenceNumber: 0, timestamp: 0, ssrc: 0), headerExtensions: nil,
+                  payloadRange: 0..<0, paddingLength: 0)
+    }
+
+    /// Parses the RTP packet that fills `bytes` into this value, as `init(parsing:)` does, field by
+    /// field: a packet path that keeps one value and parses each datagram into it writes the header
+    /// once, where a new value (some 150 bytes) is built aside and copied. On an error the value's
+    /// fields are unspecified.
+    public mutating func parse(_ bytes: UnsafeRawBufferPointer) throws(RTPPacketError) {
         guard bytes.count >= RTPHeader.fixedLength else { throw .headerTruncated }
         let first = bytes[0], second = bytes[1]
         let version = first >> 6
@@ -152,26 +167,21 @@ public struct RTPPacket: Sendable, Hashable {
         let hasExtension = first & 0x10 != 0
         let csrcCount = Int(first & 0x0F)
 
-        var csrcs = CSRCList()
-        var offset = RTPHeader.fixedLength
-        guard bytes.count >= offset + 4 * csrcCount else { throw .csrcListTruncated }
-        for _ in 0..<csrcCount {
-            csrcs.append(bytes.networkUInt32(at: offset))
-            offset += 4
-        }
+        var offset = RTPHeader.fixedLength + 4 * csrcCount
+        guard bytes.count >= offset else { throw .csrcListTruncated }
 
-        var extensions: RTPHeaderExtensions?
+        headerExtensions = nil
         if hasExtension {
             guard bytes.count >= offset + 4 else { throw .extensionHeaderTruncated }
             let profile = bytes.networkUInt16(at: offset)
             let dataLength = 4 * Int(bytes.networkUInt16(at: offset + 2))
             offset += 4
             guard bytes.count >= offset + dataLength else { throw .extensionTruncated }
-            extensions = RTPHeaderExtensions(profile: profile, dataRange: offset..<offset + dataLength)
+            headerExtensions = RTPHeaderExtensions(profile: profile, dataRange: offset..<offset + dataLength)
             offset += dataLength
         }
 
-        var paddingLength = 0
+        paddingLength = 0
         if hasPadding {
             guard bytes.count > offset else { throw .paddingExceedsPacket }
             paddingLength = Int(bytes[bytes.count - 1])
@@ -179,12 +189,14 @@ public struct RTPPacket: Sendable, Hashable {
             guard paddingLength <= bytes.count - offset else { throw .paddingExceedsPacket }
         }
 
-        header = RTPHeader(marker: second & 0x80 != 0, payloadType: second & 0x7F,
-                           sequenceNumber: bytes.networkUInt16(at: 2), timestamp: bytes.networkUInt32(at: 4),
-                           ssrc: bytes.networkUInt32(at: 8), csrcs: csrcs)
-        headerExtensions = extensions
+        header.marker = second & 0x80 != 0
+        header.payloadType = second & 0x7F
+        header.sequenceNumber = bytes.networkUInt16(at: 2)
+        header.timestamp = bytes.networkUInt32(at: 4)
+        header.ssrc = bytes.networkUInt32(at: 8)
+        header.csrcs.removeAll()
+        for index in 0..<csrcCount { header.csrcs.append(bytes.networkUInt32(at: RTPHeader.fixedLength + 4 * index)) }
         payloadRange = offset..<bytes.count - paddingLength
-        self.paddingLength = paddingLength
     }
 
     /// Parses the RTP packet that fills `bytes`; ranges in the result index `bytes`.

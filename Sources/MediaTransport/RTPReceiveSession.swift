@@ -278,7 +278,8 @@ public final class RTPReceiveSession<Depacketizer: RTPDepacketizer>: @unchecked 
             counts.oversizedPackets += 1
             return false
         }
-        guard let packet = try? RTPPacket(parsing: bytes) else {
+        var packet = RTPPacket()
+        do { try packet.parse(bytes) } catch {
             counts.malformedPackets += 1
             return false
         }

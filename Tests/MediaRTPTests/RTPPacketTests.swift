@@ -194,6 +194,19 @@ private func parsedVector(_ name: String) throws -> ([UInt8], RTPPacket) {
         #expect(try reserialized(packet, from: Self.full) == Self.full)
     }
 
+    /// One value parsed into again and again, as a receive path does: each parse leaves the same value
+    /// as a fresh one, none of the packet before it (its CSRCs, extension, padding).
+    @Test func parsingIntoAValueLeavesNothingOfThePacketBefore() throws {
+        let plain: [UInt8] = [0x80, 0x00, 0x00, 0x07, 0, 0, 0, 9, 0, 0, 0, 5, 0xAB, 0xCD]
+        var packet = RTPPacket()
+        for bytes in [Self.full, plain, Self.full, plain] {
+            try bytes.withUnsafeBytes { raw in try packet.parse(raw) }
+            #expect(packet == (try RTPPacket(parsing: bytes)))
+        }
+        #expect(packet.header == RTPHeader(payloadType: 0, sequenceNumber: 7, timestamp: 9, ssrc: 5))
+        #expect(packet.headerExtensions == nil && packet.paddingLength == 0 && packet.payloadRange == 12..<14)
+    }
+
     /// Each malformed header with the error it must give (RFC 3550 §5.1, §5.3.1, Appendix A.1).
     @Test(arguments: [
         ([], .headerTruncated),
