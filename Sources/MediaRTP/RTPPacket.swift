@@ -154,9 +154,9 @@ public struct RTPPacket: Sendable, Hashable {
                   payloadRange: 0..<0, paddingLength: 0)
     }
 
-    /// Parses the RTP packet that fills `bytes` into this value, as `init(parsing:)` does, field by
-    /// field: a packet path that keeps one value and parses each datagram into it writes the header
-    /// once, where a new value (some 150 bytes) is built aside and copied. On an error the value's
+    /// Parses the RTP packet that fills `bytes` into this value, as `init(parsing:)` does, writing
+    /// each field in place: a new value (some 150 bytes) returned from a function is built aside and
+    /// copied, and a receive path pays for the copy on every datagram. On an error the value's
     /// fields are unspecified.
     public mutating func parse(_ bytes: UnsafeRawBufferPointer) throws(RTPPacketError) {
         guard bytes.count >= RTPHeader.fixedLength else { throw .headerTruncated }
