@@ -304,7 +304,7 @@ public struct JitterBuffer<Depacketizer: RTPDepacketizer>: Sendable {
     private mutating func retire(_ sequence: Int64, as state: Entry.State) {
         if sequence >= open.first && sequence < open.next { open = OpenFrame() }
         // Retired from the window's start up: an assembled frame's first packet goes before its others.
-        if !assembled.isEmpty && sequence >= assembled[0].first { assembled.removeFirst() }
+        if let frame = assembled.first, sequence >= frame.first { assembled.removeFirst() }
         let index = slots.index(Int(truncatingIfNeeded: sequence))
         if entries[index].state == .held && entries[index].inSlot { slots.free(at: index) }
         entries[index].state = state
