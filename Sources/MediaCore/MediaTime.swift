@@ -7,7 +7,11 @@ public struct Rational: Hashable, Comparable, Sendable, CustomStringConvertible 
     public init(_ numerator: Int, _ denominator: Int) {
         precondition(denominator != 0, "Rational with zero denominator")
         // 1/n, the usual timebase (an RTP clock's, made for every frame), is reduced already.
-        let divisor = numerator == 1 ? 1 : Swift.max(1, greatestCommonDivisor(Swift.abs(numerator), Swift.abs(denominator)))
+        if numerator == 1 && denominator > 0 {
+            (self.numerator, self.denominator) = (1, denominator)
+            return
+        }
+        let divisor = Swift.max(1, greatestCommonDivisor(Swift.abs(numerator), Swift.abs(denominator)))
         let sign = denominator < 0 ? -1 : 1
         self.numerator = sign * numerator / divisor
         self.denominator = sign * denominator / divisor
@@ -61,6 +65,16 @@ public struct MediaTime: Comparable, Sendable, CustomStringConvertible {
     /// The same instant in another timebase, rounded to the nearest tick (halves away from zero).
     public func rescaled(to target: Rational) -> MediaTime {
         if target == timebase { return self }
+        // In 64 bits when nothing overflows, as with every media clock: a 128-bit division is a
+        // library call, made here for every frame an RTP sender stamps.
+        let (scale, scaleOverflows) = timebase.numerator.multipliedReportingOverflow(by: target.denominator)
+        let (divisor, divisorOverflows) = timebase.denominator.multipliedReportingOverflow(by: target.numerator)
+        let (product, productOverflows) = value.multipliedReportingOverflow(by: Int64(scale))
+        if !scaleOverflows && !divisorOverflows && !productOverflows && product.magnitude <= UInt64(Int64.max / 2)
+            && divisor.magnitude <= UInt(Int64.max / 2) {
+            let half = Int64(divisor / 2)
+            return MediaTime((product >= 0 ? product + half : product - half) / Int64(divisor), timebase: target)
+        }
         let num = Int128(value) * Int128(timebase.numerator) * Int128(target.denominator)
         let den = Int128(timebase.denominator) * Int128(target.numerator)
         let half = den / 2

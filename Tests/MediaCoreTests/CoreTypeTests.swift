@@ -28,6 +28,35 @@ import Testing
                 == MediaTime(1001 * 5 - 6000, timebase: Rational(1, 150000)))
         #expect(ClockTime(MediaTime(1, timebase: Rational(1, 30))).nanoseconds == 33_333_333)
     }
+
+    /// Rescaling takes 64-bit arithmetic when the products fit and 128-bit otherwise; both round to
+    /// the nearest tick, halves away from zero, as the exact quotient says.
+    @Test func rescalingRoundsAsTheExactQuotientOnEitherSideOfSixtyFourBits() {
+        func nearest(_ time: MediaTime, _ target: Rational) -> Int128 {
+            let num = Int128(time.value) * Int128(time.timebase.numerator) * Int128(target.denominator)
+            let den = Int128(time.timebase.denominator) * Int128(target.numerator)
+            let (quotient, remainder) = num.quotientAndRemainder(dividingBy: den)
+            return 2 * remainder.magnitude >= den.magnitude ? quotient + (num < 0 ? -1 : 1) : quotient
+        }
+        let timebases = [Rational(1, 30), Rational(1001, 30000), Rational(1, 90000), Rational(1, 48000),
+                         Rational(1, 1_000_000_000), Rational(1, 3), Rational(7, 11)]
+        let values: [Int64] = [0, 1, -1, 2, -2, 1_500, -1_500, 3_000_000_007, -3_000_000_007,
+                               Int64.max / 100_000, Int64.min / 100_000, Int64.max / 4_000_000_000]
+        var fallbacks = 0
+        for from in timebases {
+            for to in timebases {
+                for value in values {
+                    let time = MediaTime(value, timebase: from)
+                    guard let expected = Int64(exactly: nearest(time, to)) else { continue }  // no such time there
+                    #expect(time.rescaled(to: to).value == expected, "\(value) at \(from) to \(to)")
+                    if value.multipliedReportingOverflow(by: Int64(from.numerator * to.denominator)).overflow { fallbacks += 1 }
+                }
+            }
+        }
+        #expect(fallbacks > 0, "some products must need 128 bits")
+        #expect(MediaTime(1, timebase: Rational(1, 6)).rescaled(to: Rational(1, 4)).value == 1)  // 0.667 ticks
+        #expect(MediaTime(-1, timebase: Rational(1, 8)).rescaled(to: Rational(1, 4)).value == -1)  // -0.5: away from zero
+    }
 }
 
 @Suite struct CapsTests {
