@@ -107,8 +107,19 @@ public struct MediaTime: Comparable, Sendable, CustomStringConvertible {
         return (scaled(lhs), scaled(rhs), common)
     }
 
-    public static func == (lhs: MediaTime, rhs: MediaTime) -> Bool { lhs.crossProducts(rhs).0 == lhs.crossProducts(rhs).1 }
-    public static func < (lhs: MediaTime, rhs: MediaTime) -> Bool { lhs.crossProducts(rhs).0 < lhs.crossProducts(rhs).1 }
+    public static func == (lhs: MediaTime, rhs: MediaTime) -> Bool {
+        if lhs.timebase == rhs.timebase && lhs.timebase.numerator != 0 { return lhs.value == rhs.value }
+        let (left, right) = lhs.crossProducts(rhs)
+        return left == right
+    }
+
+    public static func < (lhs: MediaTime, rhs: MediaTime) -> Bool {
+        // One timebase, as a stream's times mostly share: the values alone (the overflow-checked
+        // 128-bit products cost some 200 instructions, paid for every packet a decoder node takes).
+        if lhs.timebase == rhs.timebase && lhs.timebase.numerator > 0 { return lhs.value < rhs.value }
+        let (left, right) = lhs.crossProducts(rhs)
+        return left < right
+    }
 
     private func crossProducts(_ other: MediaTime) -> (Int128, Int128) {
         (Int128(value) * Int128(timebase.numerator) * Int128(other.timebase.denominator),

@@ -29,6 +29,20 @@ import Testing
         #expect(ClockTime(MediaTime(1, timebase: Rational(1, 30))).nanoseconds == 33_333_333)
     }
 
+    /// Times in one timebase compare by value alone; the same instants written in two timebases
+    /// compare the same way.
+    @Test func timesCompareAlikeInOneTimebaseAndAcrossTwo() {
+        let values: [Int64] = [Int64.min / 4, -90_001, -3, -1, 0, 1, 2, 3_000, Int64.max / 4]
+        for a in values {
+            for b in values {
+                let (x, y) = (MediaTime(a, timebase: Rational(1, 30)), MediaTime(b, timebase: Rational(1, 30)))
+                let (x2, y2) = (MediaTime(a * 2, timebase: Rational(1, 60)), MediaTime(b * 2, timebase: Rational(1, 60)))
+                #expect((x < y) == (a < b) && (x == y) == (a == b))
+                #expect((x2 < y) == (a < b) && (x < y2) == (a < b) && (x2 == y) == (a == b))
+            }
+        }
+    }
+
     /// Rescaling takes 64-bit arithmetic when the products fit and 128-bit otherwise; both round to
     /// the nearest tick, halves away from zero, as the exact quotient says.
     @Test func rescalingRoundsAsTheExactQuotientOnEitherSideOfSixtyFourBits() {
