@@ -17,6 +17,11 @@ public final class PreloadedSource<Item: MediaPayload>: MediaSource {
 
     public func outputCaps() throws -> Caps { Caps(format) }
     public func start(output: MediaFormat, context: NodeContext) throws {}
+    // Specialised as the runtime's steps are: unspecialised, each item was copied through its
+    // type's value witnesses (some 500 instructions an item, which no real source pays).
+    @_specialize(where Item == EncodedFrame)
+    @_specialize(where Item == AudioFrame)
+    @_specialize(where Item == VideoFrame)
     public func produce() throws -> Production<Item> {
         guard next < items.endIndex else { return .end }
         defer { next += 1 }
@@ -27,7 +32,7 @@ public final class PreloadedSource<Item: MediaPayload>: MediaSource {
 /// Counts compressed bytes, so that the work cannot be optimised away.
 public final class ByteCounter: MediaSink {
     public let name = "counter"
-    public private(set) var bytes = 0
+    @exclusivity(unchecked) public private(set) var bytes = 0  // the sink's own thread alone
     public var inputCaps: Caps { [.video(.any), .audio(.any)] }
     public init() {}
     public func start(input: MediaFormat, context: NodeContext) throws {}
@@ -38,7 +43,7 @@ public final class ByteCounter: MediaSink {
 /// Counts decoded pictures.
 public final class PictureCounter: MediaSink {
     public let name = "picture-counter"
-    public private(set) var pictures = 0
+    @exclusivity(unchecked) public private(set) var pictures = 0  // the sink's own thread alone
     public var inputCaps: Caps { [.video(.any)] }
     public init() {}
     public func start(input: MediaFormat, context: NodeContext) throws {}
@@ -49,7 +54,7 @@ public final class PictureCounter: MediaSink {
 /// Counts decoded audio samples (per channel).
 public final class SampleCounter: MediaSink {
     public let name = "sample-counter"
-    public private(set) var samples = 0
+    @exclusivity(unchecked) public private(set) var samples = 0  // the sink's own thread alone
     public var inputCaps: Caps { [.audio(.any)] }
     public init() {}
     public func start(input: MediaFormat, context: NodeContext) throws {}
