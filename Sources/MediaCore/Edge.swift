@@ -1,4 +1,3 @@
-import DequeModule
 import Glibc
 
 /// What an edge carries: an item, or the end of the stream.
@@ -23,7 +22,7 @@ final class Edge<Item>: @unchecked Sendable {
     /// item through an optional on the way in and out (a picture is some 200 bytes).
     private let mutex = makeMutex()
     // Touched only under `mutex`, so the runtime's exclusivity check on each access is left out.
-    @exclusivity(unchecked) private var packets: Deque<Packet<Item>>
+    @exclusivity(unchecked) private var packets: PacketRing<Packet<Item>>
     @exclusivity(unchecked) private var closed = false
     @exclusivity(unchecked) private var producerParked = false
     @exclusivity(unchecked) private var consumerParked = false
@@ -38,7 +37,7 @@ final class Edge<Item>: @unchecked Sendable {
         self.capacity = capacity
         self.producer = producer
         self.consumer = consumer
-        packets = Deque(minimumCapacity: capacity + 1)
+        packets = PacketRing(minimumCapacity: capacity + 1)
     }
 
     deinit { destroyMutex(mutex) }
@@ -99,8 +98,7 @@ final class Edge<Item>: @unchecked Sendable {
     func close() {
         pthread_mutex_lock(mutex)
         closed = true
-        let dropped = packets
-        packets.removeAll()
+        let dropped = packets.removeAll()
         pthread_mutex_unlock(mutex)
         _ = consume dropped  // their buffers go back to their pools outside the lock
     }
