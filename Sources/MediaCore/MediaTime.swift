@@ -69,11 +69,11 @@ public struct MediaTime: Comparable, Sendable, CustomStringConvertible {
         // library call, made here for every frame an RTP sender stamps.
         let (scale, scaleOverflows) = timebase.numerator.multipliedReportingOverflow(by: target.denominator)
         let (divisor, divisorOverflows) = timebase.denominator.multipliedReportingOverflow(by: target.numerator)
-        let (product, productOverflows) = value.multipliedReportingOverflow(by: Int64(scale))
-        if !scaleOverflows && !divisorOverflows && !productOverflows && product.magnitude <= UInt64(Int64.max / 2)
-            && divisor.magnitude <= UInt(Int64.max / 2) {
-            let half = Int64(divisor / 2)
-            return MediaTime((product >= 0 ? product + half : product - half) / Int64(divisor), timebase: target)
+        let (product, productOverflows) = Int(value).multipliedReportingOverflow(by: scale)
+        let (shifted, roundingOverflows) = product >= 0 ? product.addingReportingOverflow(divisor / 2)
+                                                        : product.subtractingReportingOverflow(divisor / 2)
+        if !(scaleOverflows || divisorOverflows || productOverflows || roundingOverflows) {
+            return MediaTime(Int64(shifted / divisor), timebase: target)
         }
         let num = Int128(value) * Int128(timebase.numerator) * Int128(target.denominator)
         let den = Int128(timebase.denominator) * Int128(target.numerator)
