@@ -153,8 +153,11 @@ import Testing
     }
 
     /// Allocation check with glibc's `mallinfo2()` (CSluiceShims): the bytes in use do not grow over
-    /// 20,000 warm frames. The figure is the process's, and other suites run alongside: a window
-    /// without growth among five shows that recording keeps nothing (a leak grows every window).
+    /// 20,000 warm frames. The figure is the process's, and other suites run alongside, so a window
+    /// can grow by what they keep (in one run the quietest of the five grew by 368 bytes, the others
+    /// by 848 bytes to 1.7 MB). A leak of the tracer's keeps at least one heap block a frame, 16 bytes
+    /// or more: over 320 KB in every window. So the quietest window must have grown by less than a
+    /// byte a frame.
     /// Transient allocations are counted by the `FrameTracer100k` benchmark (Benchmarks/ GraphRuntime),
     /// whose budget is zero mallocs.
     @Test func recordingKeepsNoMoreMemoryOnceWarm() {
@@ -169,7 +172,7 @@ import Testing
             }
             growth.append(Int(sluice_heap_bytes_in_use()) - Int(before))
         }
-        #expect(growth.min()! <= 0, "grew by \(growth) bytes")
+        #expect(growth.min()! < 20_000, "grew by \(growth) bytes")
         #expect(tracer.latencies().endToEnd.count == 102_000)
     }
 }
