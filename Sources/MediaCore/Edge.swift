@@ -6,6 +6,15 @@ enum Packet<Item> {
     case end
 }
 
+/// What a push found: the edge closed, or the packet queued with room left behind it or not.
+enum PushOutcome {
+    case closed
+    case full
+    /// The queue holds fewer packets than its capacity. Only the producer makes it grow, so it has
+    /// room at the producer's next step too, without asking `hasRoom`.
+    case roomLeft
+}
+
 /// The bounded queue between a producer and one consumer.
 ///
 /// Nothing here blocks. A producer runs only while `hasRoom` (backpressure: a fast source cannot
@@ -43,22 +52,23 @@ final class Edge<Item>: @unchecked Sendable {
     deinit { destroyMutex(mutex) }
 
     /// Queues `packet` (past the capacity if need be: a producer checks `hasRoom` before it works,
-    /// not before each of a step's outputs). Returns false when the edge is closed.
+    /// not before each of a step's outputs).
     @_specialize(where Item == VideoFrame)
     @_specialize(where Item == AudioFrame)
     @_specialize(where Item == EncodedFrame)
-    func push(_ packet: consuming Packet<Item>) -> Bool {
+    func push(_ packet: consuming Packet<Item>) -> PushOutcome {
         pthread_mutex_lock(mutex)
         guard !closed else {
             pthread_mutex_unlock(mutex)
-            return false
+            return .closed
         }
         packets.append(packet)
+        let outcome: PushOutcome = packets.count < capacity ? .roomLeft : .full
         let wakeConsumer = consumerParked
         consumerParked = false
         pthread_mutex_unlock(mutex)
         if wakeConsumer { consumer.wake() }
-        return true
+        return outcome
     }
 
     /// The next packet; nil when closed, or empty (the consumer is then parked here).

@@ -174,35 +174,43 @@ class NodeRunner: @unchecked Sendable {
 // picks the specialised code.
 
 /// Moves every item of `outbox` onto each output edge and, at the end, end-of-stream.
-/// Returns false when an edge was closed (the run is stopping).
 @_specialize(where Item == VideoFrame)
 @_specialize(where Item == AudioFrame)
 @_specialize(where Item == EncodedFrame)
-private func deliver<Item>(_ outbox: inout Outbox<Item>, end: Bool, to outputs: [Edge<Item>], counter: borrowing Atomic<Int>) -> Bool {
+private func deliver<Item>(_ outbox: inout Outbox<Item>, end: Bool, to outputs: [Edge<Item>], counter: borrowing Atomic<Int>) -> PushOutcome {
     var delivered = 0
     defer { counter.add(delivered, ordering: .relaxed) }
+    var outcome = PushOutcome.roomLeft
     while let item = outbox.items.popFirst() {
-        guard push(.item(item), to: outputs) else {
+        outcome = push(.item(item), to: outputs)
+        guard outcome != .closed else {
             outbox.items.removeAll(keepingCapacity: true)
-            return false
+            return .closed
         }
         delivered += 1
     }
-    return end ? push(.end, to: outputs) : true
+    return end ? push(.end, to: outputs) : outcome
 }
 
-/// Hands `packet` to each of `outputs`: a copy to all but the last, which takes it.
+/// Hands `packet` to each of `outputs`: a copy to all but the last, which takes it. Room is left
+/// only if every edge has some.
 @_specialize(where Item == VideoFrame)
 @_specialize(where Item == AudioFrame)
 @_specialize(where Item == EncodedFrame)
-private func push<Item>(_ packet: consuming Packet<Item>, to outputs: [Edge<Item>]) -> Bool {
-    guard let last = outputs.indices.last else { return true }
+private func push<Item>(_ packet: consuming Packet<Item>, to outputs: [Edge<Item>]) -> PushOutcome {
+    guard let last = outputs.indices.last else { return .roomLeft }
+    var outcome = PushOutcome.roomLeft
     var index = 0
     while index < last {
-        guard outputs[index].push(copy packet) else { return false }
+        switch outputs[index].push(copy packet) {
+        case .closed: return .closed
+        case .full: outcome = .full
+        case .roomLeft: break
+        }
         index += 1
     }
-    return outputs[last].push(packet)
+    let lastOutcome = outputs[last].push(packet)
+    return lastOutcome == .roomLeft ? outcome : lastOutcome
 }
 
 /// Whether every output can take an item without exceeding its capacity.
@@ -225,14 +233,28 @@ class ProducerRunner<Output: MediaPayload>: NodeRunner, @unchecked Sendable {
     /// Touched only by the step that runs the node (one at a time: `ScheduleState`), so the
     /// runtime's exclusivity check on each access is left out.
     @exclusivity(unchecked) var outbox = Outbox<Output>()
+    /// Every output is known to have room: the last push to each left some, or `hasRoom` said so
+    /// and nothing was pushed since. Only this node makes its outputs grow, so room known stays
+    /// room, and the step that knows it does not take the edges' locks to ask (touched like
+    /// `outbox`).
+    @exclusivity(unchecked) private var roomKnown = false
 
     override var outputEdges: [AnyObject] { outputs }
     override func attachOutput(_ edge: AnyObject) { outputs.append(edge as! Edge<Output>) }
 
-    var outputsHaveRoom: Bool { haveRoom(outputs) }
+    var outputsHaveRoom: Bool {
+        if !roomKnown { roomKnown = haveRoom(outputs) }
+        return roomKnown
+    }
 
     /// Sends the outbox on (then end of stream if `end`); false when the run is stopping.
-    func deliverOutbox(end: Bool) -> Bool { deliver(&outbox, end: end, to: outputs, counter: itemsOut) }
+    func deliverOutbox(end: Bool) -> Bool { delivered(deliver(&outbox, end: end, to: outputs, counter: itemsOut)) }
+
+    /// Notes what pushes found; false when an edge was closed (the run is stopping).
+    private func delivered(_ outcome: PushOutcome) -> Bool {
+        roomKnown = outcome == .roomLeft
+        return outcome != .closed
+    }
 
     /// A source's step, with its `produce()`.
     @_specialize(where Output == VideoFrame)
@@ -253,15 +275,21 @@ class ProducerRunner<Output: MediaPayload>: NodeRunner, @unchecked Sendable {
         }
         switch consume production {
         case .item(let item):
-            if let traced { traced.tracer.record(traced.stage, pts: item.pts) }
-            outbox.emit(item)
-            return deliverOutbox(end: false) ? .progressed : .done
+            return send(item) ? .progressed : .done
         case .wait(let deadline):
             return .idle(wakeAt: deadline)
         case .end:
             _ = deliverOutbox(end: true)
             return .done
         }
+    }
+
+    /// Hands a source's item to its outputs; false when the run is stopping. A source's outbox is
+    /// empty between steps, so its one item goes straight to the edges.
+    private final func send(_ item: consuming Output) -> Bool {
+        if let traced { traced.tracer.record(traced.stage, pts: item.pts) }
+        itemsOut.add(1, ordering: .relaxed)
+        return delivered(push(.item(item), to: outputs))
     }
 
     /// A transform's step: the next item of `input` through `process`, or `finish` at its end.
