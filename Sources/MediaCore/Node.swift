@@ -1,4 +1,3 @@
-import DequeModule
 /// Control messages that travel against the flow of data, from a consumer toward the producer
 /// that can act on them (an encoder, a capture device).
 public enum UpstreamEvent: Sendable, Hashable, CustomStringConvertible {
@@ -106,10 +105,14 @@ public enum Production<Output> {
 }
 
 /// Collects a transform's outputs. The graph reuses its storage, so emitting allocates nothing
-/// once warm, and moves the items out of it onto the edges.
-public struct Outbox<Item> {
-    var items = Deque<Item>()
+/// once warm, and moves the items out of it onto the edges: an item emitted is moved, not copied
+/// (a copy is a reference count up and one down, each an atomic operation).
+public struct Outbox<Item>: ~Copyable {
+    var items = PacketRing<Item>(minimumCapacity: 4)
     public init() {}
+    @_specialize(where Item == VideoFrame)
+    @_specialize(where Item == AudioFrame)
+    @_specialize(where Item == EncodedFrame)
     public mutating func emit(_ item: consuming Item) { items.append(item) }
     public var count: Int { items.count }
 }

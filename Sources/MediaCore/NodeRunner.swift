@@ -182,9 +182,10 @@ private func deliver<Item>(_ outbox: inout Outbox<Item>, end: Bool, to outputs: 
     defer { counter.add(delivered, ordering: .relaxed) }
     var outcome = PushOutcome.roomLeft
     while let item = outbox.items.popFirst() {
-        outcome = push(.item(item), to: outputs)
+        // Moved into its packet: without `consume` the item was copied, then the original released.
+        outcome = push(.item(consume item), to: outputs)
         guard outcome != .closed else {
-            outbox.items.removeAll(keepingCapacity: true)
+            _ = outbox.items.removeAll()
             return .closed
         }
         delivered += 1
