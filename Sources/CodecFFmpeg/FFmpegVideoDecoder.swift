@@ -77,7 +77,7 @@ public final class FFmpegVideoDecoder: VideoDecoder {
     }
 
     /// Decodes one access unit and emits the pictures that are ready.
-    public func decode(_ encoded: EncodedFrame, emit: (VideoFrame) throws -> Void) throws {
+    public func decode(_ encoded: EncodedFrame, emit: (consuming VideoFrame) throws -> Void) throws {
         guard let packet, encoded.byteCount > 0, encoded.byteCount < Int(Int32.max) - 64 else {
             throw CodecError.library(name: FFmpegDecoders.name, operation: "decode", code: sluice_averror_invaliddata(),
                                      message: "\(codecName): compressed frame of \(encoded.byteCount) bytes")
@@ -105,7 +105,7 @@ public final class FFmpegVideoDecoder: VideoDecoder {
 
     /// Hands out the pictures still held for reordering or in other threads, then starts afresh:
     /// the next access unit may begin a new stream.
-    public func flush(emit: (VideoFrame) throws -> Void) throws {
+    public func flush(emit: (consuming VideoFrame) throws -> Void) throws {
         defer { avcodec_flush_buffers(context) }
         let status = avcodec_send_packet(context, nil)
         if status != FFmpegDecoders.eof { try check(status, "flush") }
@@ -114,7 +114,7 @@ public final class FFmpegVideoDecoder: VideoDecoder {
 
     // MARK: - Pictures out
 
-    private func receive(emit: (VideoFrame) throws -> Void) throws {
+    private func receive(emit: (consuming VideoFrame) throws -> Void) throws {
         guard let frame else { return }
         while true {
             sluice_ffmpeg_log_begin()

@@ -79,13 +79,13 @@ public final class MJPEGDecoder: VideoDecoder {
     }
 
     /// Decodes one JPEG picture, which keeps the frame's pts and duration.
-    public func decode(_ frame: EncodedFrame, emit: (VideoFrame) throws -> Void) throws {
+    public func decode(_ frame: EncodedFrame, emit: (consuming VideoFrame) throws -> Void) throws {
         let picture = try withExtendedLifetime(frame) { try decode(frame.bytes, pts: frame.pts, duration: frame.duration) }
         try emit(picture)
     }
 
     /// Every picture is complete in itself: nothing to drain.
-    public func flush(emit: (VideoFrame) throws -> Void) throws {}
+    public func flush(emit: (consuming VideoFrame) throws -> Void) throws {}
 
     private func decode(_ bytes: UnsafeRawBufferPointer, pts: MediaTime, duration: MediaTime?) throws -> VideoFrame {
         let header = try JPEGFrameHeader(parsing: bytes)

@@ -90,7 +90,7 @@ public final class OpenH264Decoder: VideoDecoder {
     }
 
     /// Decodes one access unit and emits the pictures that are ready.
-    public func decode(_ frame: EncodedFrame, emit: (VideoFrame) throws -> Void) throws {
+    public func decode(_ frame: EncodedFrame, emit: (consuming VideoFrame) throws -> Void) throws {
         let bytes = frame.bytes
         guard let data = bytes.baseAddress, bytes.count > 0, bytes.count <= Int(Int32.max) else {
             throw CodecError.library(name: "openh264", operation: "decode", code: Int32(bitPattern: dsInvalidArgument.rawValue),
@@ -143,7 +143,7 @@ public final class OpenH264Decoder: VideoDecoder {
     }
 
     /// Hands out the pictures OpenH264 still holds for reordering (`FlushFrame`), in display order.
-    public func flush(emit: (VideoFrame) throws -> Void) throws {
+    public func flush(emit: (consuming VideoFrame) throws -> Void) throws {
         var endOfStream: Int32 = 1
         try OpenH264.check(sluice_openh264_decoder_set_option(handle, DECODER_OPTION_END_OF_STREAM, &endOfStream),
                            "set end of stream", log: log)

@@ -75,7 +75,7 @@ public final class OpenH264Encoder: VideoEncoder {
     }
 
     /// Encodes one picture into one access unit, which keeps the picture's pts and duration.
-    public func encode(_ frame: VideoFrame, forceKeyframe: Bool, emit: (EncodedFrame) throws -> Void) throws {
+    public func encode(_ frame: VideoFrame, forceKeyframe: Bool, emit: (consuming EncodedFrame) throws -> Void) throws {
         guard frame.pixelFormat == .i420, frame.width == format.width, frame.height == format.height else {
             throw CodecError.invalidSetting(
                 "OpenH264 encoder set up for \(format.width)x\(format.height) I420 got a "
@@ -103,7 +103,7 @@ public final class OpenH264Encoder: VideoEncoder {
     }
 
     /// OpenH264 holds no pictures back, so there is nothing to drain.
-    public func flush(emit: (EncodedFrame) throws -> Void) throws {}
+    public func flush(emit: (consuming EncodedFrame) throws -> Void) throws {}
 
     /// Changes the target (and maximum) bitrate from the next picture on.
     public func setBitrate(_ bitsPerSecond: Int) throws {

@@ -77,7 +77,7 @@ public final class OpusDecoder: AudioDecoder {
 
     /// Decodes one packet. A malformed packet throws `CodecError.library` (libopus's
     /// `OPUS_INVALID_PACKET` or `OPUS_BAD_ARG`); decoding can go on with the next one.
-    public func decode(_ frame: EncodedFrame, emit: (AudioFrame) throws -> Void) throws {
+    public func decode(_ frame: EncodedFrame, emit: (consuming AudioFrame) throws -> Void) throws {
         let time = startTime(of: frame)
         let keptAtMost = frame.duration.map { $0.rescaled(to: outputTimebase).value }.flatMap { $0 >= 0 ? Int($0) : nil }
         let decodedAside: Int? = try withExtendedLifetime(frame) {
@@ -103,7 +103,7 @@ public final class OpusDecoder: AudioDecoder {
     /// just before it, of the same duration, from `frame`'s in-band FEC data (RFC 6716 §2.1.7; PLC
     /// when the packet carries none).
     public func decode(_ frame: EncodedFrame, recoveringLostPacketBefore: Bool,
-                       emit: (AudioFrame) throws -> Void) throws {
+                       emit: (consuming AudioFrame) throws -> Void) throws {
         if recoveringLostPacketBefore {
             let samples = try withExtendedLifetime(frame) { try packetSamples(frame.bytes, rate: 48_000) }
             try recoverLoss(MediaTime(Int64(samples), timebase: Opus.timebase), from: frame, emit: emit)
@@ -114,7 +114,7 @@ public final class OpusDecoder: AudioDecoder {
     /// Rebuilds `duration` of audio lost just before `next` (which is not decoded): its last packet's
     /// worth from `next`'s in-band FEC data (LBRR, which only SILK and hybrid packets carry), anything
     /// before that by concealment. libopus conceals the whole span when `next` has no FEC data.
-    public func recoverLoss(_ duration: MediaTime, from next: EncodedFrame, emit: (AudioFrame) throws -> Void) throws {
+    public func recoverLoss(_ duration: MediaTime, from next: EncodedFrame, emit: (consuming AudioFrame) throws -> Void) throws {
         let total = concealmentSamples(duration)
         guard total > 0 else { return }
         try withExtendedLifetime(next) {
@@ -130,7 +130,7 @@ public final class OpusDecoder: AudioDecoder {
 
     /// Packet-loss concealment: makes up `duration` of audio (rounded to 2.5 ms) after the last
     /// output, in pieces of at most 120 ms, as libopus requires.
-    public func concealLoss(duration: MediaTime, emit: (AudioFrame) throws -> Void) throws {
+    public func concealLoss(duration: MediaTime, emit: (consuming AudioFrame) throws -> Void) throws {
         try conceal(samples: concealmentSamples(duration), emit)
     }
 
@@ -138,7 +138,7 @@ public final class OpusDecoder: AudioDecoder {
     /// (`OPUS_RESET_STATE`), so that the next packet starts a new stream, as an `OpusEncoder` does
     /// after its own flush: nothing of the old stream's state (CELT's energy prediction and overlap,
     /// SILK's filters) leaks into it, and its first `preSkip` samples are dropped again.
-    public func flush(emit: (AudioFrame) throws -> Void) throws {
+    public func flush(emit: (consuming AudioFrame) throws -> Void) throws {
         try Opus.check(sluice_opus_decoder_reset(decoder), "reset")
         skipRemaining = skipAtOutputRate
         nextTime = 0
@@ -159,7 +159,7 @@ public final class OpusDecoder: AudioDecoder {
         return Int((samples + chunk / 2) / chunk * chunk)
     }
 
-    private func conceal(samples: Int, _ emit: (AudioFrame) throws -> Void) throws {
+    private func conceal(samples: Int, _ emit: (consuming AudioFrame) throws -> Void) throws {
         var remaining = samples
         while remaining > 0 {
             let count = try decode(nil, into: scratch.baseAddress!, samples: Swift.min(remaining, maxSamples), fec: false)
@@ -209,7 +209,7 @@ public final class OpusDecoder: AudioDecoder {
 
     /// Emits the first `count` samples of `scratch`, starting at output time `time`, less what the
     /// pre-skip still drops.
-    private func emitScratch(count: Int, at time: Int64, _ emit: (AudioFrame) throws -> Void) throws {
+    private func emitScratch(count: Int, at time: Int64, _ emit: (consuming AudioFrame) throws -> Void) throws {
         let dropped = Swift.min(skipRemaining, count)
         skipRemaining -= dropped
         nextTime = time + Int64(count)

@@ -122,7 +122,7 @@ public final class OpusEncoder: AudioEncoder {
     }
 
     /// Buffers `frame`'s samples and encodes every packet they complete.
-    public func encode(_ frame: AudioFrame, emit: (EncodedFrame) throws -> Void) throws {
+    public func encode(_ frame: AudioFrame, emit: (consuming EncodedFrame) throws -> Void) throws {
         guard frame.sampleFormat == sampleFormat, frame.sampleRate == format.sampleRate,
               frame.channels == format.channels
         else {
@@ -161,7 +161,7 @@ public final class OpusEncoder: AudioEncoder {
     /// covers every input sample (the encoder's lookahead may need one more packet). The last
     /// packet's duration stops at the real end, so that a muxer can trim it (RFC 7845 §4.4); the
     /// encoder is then reset for a new stream.
-    public func flush(emit: (EncodedFrame) throws -> Void) throws {
+    public func flush(emit: (consuming EncodedFrame) throws -> Void) throws {
         guard startTime != nil else { return }
         let end = samplesIn + Int64(lookahead)  // at the input rate, on the decoded stream's timeline
         while packetsOut * Int64(samplesPerPacket) < end {
@@ -197,7 +197,7 @@ public final class OpusEncoder: AudioEncoder {
     // MARK: - Helpers
 
     /// Encodes one packet's samples at `pcm` and emits it with `duration` (48 kHz samples).
-    private func encodePacket(_ pcm: UnsafeRawPointer, duration: Int, _ emit: (EncodedFrame) throws -> Void) throws {
+    private func encodePacket(_ pcm: UnsafeRawPointer, duration: Int, _ emit: (consuming EncodedFrame) throws -> Void) throws {
         let output = packet.baseAddress!.assumingMemoryBound(to: UInt8.self)
         let size: Int32
         switch sampleFormat {

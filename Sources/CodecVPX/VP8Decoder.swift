@@ -43,7 +43,7 @@ public final class VP8Decoder: VideoDecoder {
 
     /// Decodes one compressed frame. Corrupt data throws `CodecError.library` (operation "decode");
     /// decoding can resume at the next keyframe.
-    public func decode(_ frame: EncodedFrame, emit: (VideoFrame) throws -> Void) throws {
+    public func decode(_ frame: EncodedFrame, emit: (consuming VideoFrame) throws -> Void) throws {
         let bytes = frame.bytes
         guard let data = bytes.baseAddress, bytes.count > 0, bytes.count <= Int(UInt32.max) else {
             throw CodecError.library(name: "libvpx", operation: "decode",
@@ -61,7 +61,7 @@ public final class VP8Decoder: VideoDecoder {
     }
 
     /// VP8 holds no pictures back, so there is nothing to drain.
-    public func flush(emit: (VideoFrame) throws -> Void) throws {}
+    public func flush(emit: (consuming VideoFrame) throws -> Void) throws {}
 
     /// A pooled copy of the visible part of a decoded image.
     private func copy(_ image: vpx_image_t, pts: MediaTime, duration: MediaTime?) throws -> VideoFrame {

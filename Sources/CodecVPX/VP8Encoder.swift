@@ -78,7 +78,7 @@ public final class VP8Encoder: VideoEncoder {
     }
 
     /// Encodes one picture; its pts is rescaled to `timebase`.
-    public func encode(_ frame: VideoFrame, forceKeyframe: Bool, emit: (EncodedFrame) throws -> Void) throws {
+    public func encode(_ frame: VideoFrame, forceKeyframe: Bool, emit: (consuming EncodedFrame) throws -> Void) throws {
         guard frame.pixelFormat == .i420, frame.width == format.width, frame.height == format.height else {
             throw CodecError.invalidSetting(
                 "VP8 encoder set up for \(format.width)x\(format.height) I420 got a "
@@ -96,7 +96,7 @@ public final class VP8Encoder: VideoEncoder {
     }
 
     /// Encodes "no picture" until libvpx has nothing left to emit.
-    public func flush(emit: (EncodedFrame) throws -> Void) throws {
+    public func flush(emit: (consuming EncodedFrame) throws -> Void) throws {
         repeat {
             try VPX.check(vpx_codec_encode(context, nil, -1, 1, 0, deadline), "flush", context)
         } while try drain(emit) > 0
@@ -115,7 +115,7 @@ public final class VP8Encoder: VideoEncoder {
     // MARK: - Helpers
 
     /// Emits every compressed frame libvpx has ready; returns how many.
-    private func drain(_ emit: (EncodedFrame) throws -> Void) throws -> Int {
+    private func drain(_ emit: (consuming EncodedFrame) throws -> Void) throws -> Int {
         var iterator: vpx_codec_iter_t? = nil
         var count = 0
         while let packet = vpx_codec_get_cx_data(context, &iterator) {

@@ -108,7 +108,7 @@ public final class X264Encoder: VideoEncoder {
     }
 
     /// Encodes one picture; its pts is rescaled to `timebase`. `forceKeyframe` makes it an IDR picture.
-    public func encode(_ frame: VideoFrame, forceKeyframe: Bool, emit: (EncodedFrame) throws -> Void) throws {
+    public func encode(_ frame: VideoFrame, forceKeyframe: Bool, emit: (consuming EncodedFrame) throws -> Void) throws {
         guard frame.pixelFormat == .i420, frame.width == format.width, frame.height == format.height else {
             throw CodecError.invalidSetting(
                 "x264 encoder set up for \(format.width)x\(format.height) I420 got a "
@@ -134,7 +134,7 @@ public final class X264Encoder: VideoEncoder {
     ///
     /// This ends x264's stream (its lookahead thread stops), so pictures encoded after a flush go to a
     /// fresh x264 encoder with the same settings: a new stream that starts with an IDR picture.
-    public func flush(emit: (EncodedFrame) throws -> Void) throws {
+    public func flush(emit: (consuming EncodedFrame) throws -> Void) throws {
         guard picturesSinceOpen > 0 else { return }
         needsReopen = true
         while x264_encoder_delayed_frames(handle) > 0 {
@@ -171,7 +171,7 @@ public final class X264Encoder: VideoEncoder {
     // MARK: - Helpers
 
     /// Runs one `x264_encoder_encode` and emits the access unit it returns, if any; returns the count.
-    private func encode(_ picture: UnsafeMutablePointer<x264_picture_t>?, _ emit: (EncodedFrame) throws -> Void)
+    private func encode(_ picture: UnsafeMutablePointer<x264_picture_t>?, _ emit: (consuming EncodedFrame) throws -> Void)
         throws -> Int
     {
         var nals: UnsafeMutablePointer<x264_nal_t>? = nil

@@ -28,12 +28,15 @@ public struct VideoEncoderSettings: Sendable, Hashable {
     }
 }
 
+// Every `emit` takes its frame `consuming`: a codec hands over what it made, and the graph moves it
+// into the node's outbox instead of copying it (a copy costs a reference count up and one down).
+
 /// Turns pictures into compressed frames. One instance serves one stream, on one thread at a time.
 public protocol VideoEncoder: AnyObject {
     /// Encodes `frame`, handing every compressed frame the encoder emits to `emit`.
-    func encode(_ frame: VideoFrame, forceKeyframe: Bool, emit: (EncodedFrame) throws -> Void) throws
+    func encode(_ frame: VideoFrame, forceKeyframe: Bool, emit: (consuming EncodedFrame) throws -> Void) throws
     /// Drains frames still inside the encoder at end of stream.
-    func flush(emit: (EncodedFrame) throws -> Void) throws
+    func flush(emit: (consuming EncodedFrame) throws -> Void) throws
     /// Changes the target bitrate while running.
     func setBitrate(_ bitsPerSecond: Int) throws
 }
@@ -41,9 +44,9 @@ public protocol VideoEncoder: AnyObject {
 /// Turns compressed frames back into pictures.
 public protocol VideoDecoder: AnyObject {
     /// Decodes `frame`, handing every picture the decoder emits to `emit`.
-    func decode(_ frame: EncodedFrame, emit: (VideoFrame) throws -> Void) throws
+    func decode(_ frame: EncodedFrame, emit: (consuming VideoFrame) throws -> Void) throws
     /// Drains pictures still inside the decoder at end of stream.
-    func flush(emit: (VideoFrame) throws -> Void) throws
+    func flush(emit: (consuming VideoFrame) throws -> Void) throws
 }
 
 /// Makes video encoders of one codec. Stateless; safe to share.
@@ -95,11 +98,11 @@ public struct AudioEncoderSettings: Sendable, Equatable {
 /// buffers samples up to its packet duration.
 public protocol AudioEncoder: AnyObject {
     /// Encodes `frame`, handing every packet the encoder completes to `emit`.
-    func encode(_ frame: AudioFrame, emit: (EncodedFrame) throws -> Void) throws
+    func encode(_ frame: AudioFrame, emit: (consuming EncodedFrame) throws -> Void) throws
     /// End of stream: pads and encodes what is buffered. The stream's packets then cover, by their
     /// durations, `preSkip` plus every input sample (the last one's shorter duration trims the
     /// padding); the next frame starts a new stream.
-    func flush(emit: (EncodedFrame) throws -> Void) throws
+    func flush(emit: (consuming EncodedFrame) throws -> Void) throws
     func setBitrate(_ bitsPerSecond: Int) throws
     /// Samples (per channel, at the rate of the packets' timestamps: 48 kHz for Opus) of encoder delay
     /// at the start of the decoded stream, which the decoder must drop (Opus pre-skip).
@@ -108,19 +111,19 @@ public protocol AudioEncoder: AnyObject {
 
 /// Turns compressed audio packets back into samples.
 public protocol AudioDecoder: AnyObject {
-    func decode(_ frame: EncodedFrame, emit: (AudioFrame) throws -> Void) throws
+    func decode(_ frame: EncodedFrame, emit: (consuming AudioFrame) throws -> Void) throws
     /// Makes up `duration` of audio for packets that never arrived (packet-loss concealment).
-    func concealLoss(duration: MediaTime, emit: (AudioFrame) throws -> Void) throws
+    func concealLoss(duration: MediaTime, emit: (consuming AudioFrame) throws -> Void) throws
     /// Rebuilds `duration` of audio lost just before `next` (which it does not decode) from the
     /// redundancy `next` carries, such as Opus in-band FEC, concealing what that does not cover.
-    func recoverLoss(_ duration: MediaTime, from next: EncodedFrame, emit: (AudioFrame) throws -> Void) throws
+    func recoverLoss(_ duration: MediaTime, from next: EncodedFrame, emit: (consuming AudioFrame) throws -> Void) throws
     /// End of stream: emits what is held back; the next packet starts a new stream.
-    func flush(emit: (AudioFrame) throws -> Void) throws
+    func flush(emit: (consuming AudioFrame) throws -> Void) throws
 }
 
 extension AudioDecoder {
     /// For codecs without redundancy: the whole span is concealed.
-    public func recoverLoss(_ duration: MediaTime, from next: EncodedFrame, emit: (AudioFrame) throws -> Void) throws {
+    public func recoverLoss(_ duration: MediaTime, from next: EncodedFrame, emit: (consuming AudioFrame) throws -> Void) throws {
         try concealLoss(duration: duration, emit: emit)
     }
 }

@@ -82,7 +82,7 @@ final class ContainerAudioDecoder: AudioDecoder {
         }
     }
 
-    func decode(_ encoded: EncodedFrame, emit: (AudioFrame) throws -> Void) throws {
+    func decode(_ encoded: EncodedFrame, emit: (consuming AudioFrame) throws -> Void) throws {
         guard let packet else { return }
         try check(av_new_packet(packet, Int32(encoded.byteCount)), "av_new_packet")
         defer { av_packet_unref(packet) }
@@ -95,7 +95,7 @@ final class ContainerAudioDecoder: AudioDecoder {
         try receive(emit: emit)
     }
 
-    private func receive(emit: (AudioFrame) throws -> Void) throws {
+    private func receive(emit: (consuming AudioFrame) throws -> Void) throws {
         while true {
             let status = avcodec_receive_frame(context, frame)
             if status == FFmpeg.again || status == FFmpeg.eof { return }
@@ -106,7 +106,7 @@ final class ContainerAudioDecoder: AudioDecoder {
     }
 
     /// The decoded frame as interleaved float samples, mixed to the output channels.
-    private func convert(_ decoded: AVFrame, emit: (AudioFrame) throws -> Void) throws {
+    private func convert(_ decoded: AVFrame, emit: (consuming AudioFrame) throws -> Void) throws {
         let format = AVSampleFormat(rawValue: decoded.format)
         guard format == AV_SAMPLE_FMT_FLTP || format == AV_SAMPLE_FMT_FLT else {
             throw CodecError.library(name: name, operation: "decode", code: 0,
@@ -172,7 +172,7 @@ final class ContainerAudioDecoder: AudioDecoder {
         return matrix
     }
 
-    func concealLoss(duration: MediaTime, emit: (AudioFrame) throws -> Void) throws {
+    func concealLoss(duration: MediaTime, emit: (consuming AudioFrame) throws -> Void) throws {
         let count = Int(duration.rescaled(to: Rational(1, stream.sampleRate)).value)
         guard count > 0 else { return }
         let silence = AudioFrame(sampleFormat: .f32, sampleRate: stream.sampleRate, channels: channels, sampleCount: count,
@@ -183,7 +183,7 @@ final class ContainerAudioDecoder: AudioDecoder {
         try emit(silence)
     }
 
-    func flush(emit: (AudioFrame) throws -> Void) throws {
+    func flush(emit: (consuming AudioFrame) throws -> Void) throws {
         try check(avcodec_send_packet(context, nil), "avcodec_send_packet")
         try receive(emit: emit)
         avcodec_flush_buffers(context)

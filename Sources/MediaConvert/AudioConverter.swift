@@ -46,7 +46,7 @@ public final class AudioConverter {
     deinit { if let resampler { speex_resampler_destroy(resampler) } }
 
     /// Converts `frame`, emitting what is ready (resampling holds back a few samples until `flush`).
-    public func convert(_ frame: AudioFrame, emit: (AudioFrame) throws -> Void) throws {
+    public func convert(_ frame: AudioFrame, emit: (consuming AudioFrame) throws -> Void) throws {
         if start == nil { start = frame.pts }
         samplesIn += frame.sampleCount
         loadMixed(frame)
@@ -60,7 +60,7 @@ public final class AudioConverter {
 
     /// End of stream: emits the samples the resampler still holds, so that the output lasts exactly
     /// as long as the input.
-    public func flush(emit: (AudioFrame) throws -> Void) throws {
+    public func flush(emit: (consuming AudioFrame) throws -> Void) throws {
         guard let resampler else { return }
         let expected = Int((Int128(samplesIn) * Int128(output.sampleRate) + Int128(input.sampleRate / 2)) / Int128(input.sampleRate))
         let latency = Int(speex_resampler_get_input_latency(resampler))
@@ -108,7 +108,7 @@ public final class AudioConverter {
         resampledCount = Int(outLength)
     }
 
-    private func emitFrame(from samples: [Float], count: Int, emit: (AudioFrame) throws -> Void) throws {
+    private func emitFrame(from samples: [Float], count: Int, emit: (consuming AudioFrame) throws -> Void) throws {
         guard count > 0, case .samples(let format) = output.encoding else { return }
         let pts = start!.rescaled(to: Rational(1, output.sampleRate)) + MediaTime(Int64(samplesOut), timebase: Rational(1, output.sampleRate))
         let frame = AudioFrame(sampleFormat: format, sampleRate: output.sampleRate, channels: output.channels,

@@ -30,21 +30,21 @@ public struct FrameRateConverter: Sendable {
     }
 
     /// Takes the next picture (in presentation order) and emits the pictures due before it.
-    public mutating func push(_ picture: VideoFrame, emit: (VideoFrame) throws -> Void) rethrows {
+    public mutating func push(_ picture: VideoFrame, emit: (consuming VideoFrame) throws -> Void) rethrows {
         if start == nil { start = picture.pts }
         try emitSlots(before: picture.pts, emit: emit)
         held = picture
     }
 
     /// End of stream: emits the last picture for the slots its duration covers (at least one).
-    public mutating func finish(emit: (VideoFrame) throws -> Void) rethrows {
+    public mutating func finish(emit: (consuming VideoFrame) throws -> Void) rethrows {
         guard let last = held else { return }
         let end = last.pts + (last.duration ?? MediaTime(1, timebase: timebase))
         try emitSlots(before: end, emit: emit)
         held = nil
     }
 
-    private mutating func emitSlots(before limit: MediaTime, emit: (VideoFrame) throws -> Void) rethrows {
+    private mutating func emitSlots(before limit: MediaTime, emit: (consuming VideoFrame) throws -> Void) rethrows {
         guard let held, let start else { return }
         while start + MediaTime(nextSlot, timebase: timebase) < limit {
             var out = held

@@ -87,7 +87,7 @@ public final class AudioDecoderNode: MediaTransform {
         try decoder!.flush { emit($0, into: &outbox) }
     }
 
-    private func emit(_ frame: AudioFrame, into outbox: inout Outbox<AudioFrame>) {
+    private func emit(_ frame: consuming AudioFrame, into outbox: inout Outbox<AudioFrame>) {
         let now = timer.record(.decodeEnd, pts: frame.pts)
         counters.update { $0.framesDecoded += 1; $0.rate.count(at: now) }
         outbox.emit(frame)

@@ -48,7 +48,7 @@ public final class AudioEncoderNode: MediaTransform {
         try encoder!.flush { emit($0, into: &outbox) }
     }
 
-    private func emit(_ packet: EncodedFrame, into outbox: inout Outbox<EncodedFrame>) {
+    private func emit(_ packet: consuming EncodedFrame, into outbox: inout Outbox<EncodedFrame>) {
         let now = timer.record(.encodeEnd, pts: packet.pts)
         counters.update { statistics in
             statistics.framesEncoded += 1

@@ -81,7 +81,7 @@ public final class VideoDecoderNode: MediaTransform {
         try decoder!.flush { emit($0, into: &outbox) }
     }
 
-    private func emit(_ picture: VideoFrame, into outbox: inout Outbox<VideoFrame>) {
+    private func emit(_ picture: consuming VideoFrame, into outbox: inout Outbox<VideoFrame>) {
         let now = timer.record(.decodeEnd, pts: picture.pts)
         counters.update { statistics in
             statistics.framesDecoded += 1

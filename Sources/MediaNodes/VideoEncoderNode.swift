@@ -73,7 +73,7 @@ public final class VideoEncoderNode: MediaTransform {
         try encoder!.flush { emit($0, into: &outbox) }
     }
 
-    private func emit(_ frame: EncodedFrame, into outbox: inout Outbox<EncodedFrame>) {
+    private func emit(_ frame: consuming EncodedFrame, into outbox: inout Outbox<EncodedFrame>) {
         let now = timer.record(.encodeEnd, pts: frame.pts)
         counters.update { statistics in
             statistics.framesEncoded += 1

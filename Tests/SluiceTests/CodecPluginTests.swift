@@ -12,13 +12,13 @@ struct PackedI420EncoderProvider: VideoEncoderProvider {
 
     final class Encoder: VideoEncoder {
         let pool = BufferPool(name: "packed")
-        func encode(_ frame: VideoFrame, forceKeyframe: Bool, emit: (EncodedFrame) throws -> Void) throws {
+        func encode(_ frame: VideoFrame, forceKeyframe: Bool, emit: (consuming EncodedFrame) throws -> Void) throws {
             let bytes = TestSupport.packed(frame)
             try bytes.withUnsafeBytes {
                 try emit(EncodedFrame(codec: "PACKED-I420", isKeyframe: true, pts: frame.pts, copying: $0, pool: pool))
             }
         }
-        func flush(emit: (EncodedFrame) throws -> Void) throws {}
+        func flush(emit: (consuming EncodedFrame) throws -> Void) throws {}
         func setBitrate(_ bitsPerSecond: Int) throws {}
     }
 
@@ -37,7 +37,7 @@ struct PackedI420DecoderProvider: VideoDecoderProvider {
         let format: VideoFormat
         let pool = BufferPool(name: "unpacked")
         init(format: VideoFormat) { self.format = format }
-        func decode(_ frame: EncodedFrame, emit: (VideoFrame) throws -> Void) throws {
+        func decode(_ frame: EncodedFrame, emit: (consuming VideoFrame) throws -> Void) throws {
             let picture = VideoFrame(width: format.width, height: format.height, pts: frame.pts, pool: pool)
             var offset = 0
             for plane in 0..<3 {
@@ -52,7 +52,7 @@ struct PackedI420DecoderProvider: VideoDecoderProvider {
             }
             try emit(picture)
         }
-        func flush(emit: (VideoFrame) throws -> Void) throws {}
+        func flush(emit: (consuming VideoFrame) throws -> Void) throws {}
     }
 
     func makeDecoder(format: VideoFormat, threads: Int) throws -> any VideoDecoder { Decoder(format: format) }

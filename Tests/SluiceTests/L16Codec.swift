@@ -47,7 +47,7 @@ struct L16EncoderProvider: AudioEncoderProvider {
             pending.reserveCapacity(samplesPerPacket * format.channels * 2)
         }
 
-        func encode(_ frame: AudioFrame, emit: (EncodedFrame) throws -> Void) throws {
+        func encode(_ frame: AudioFrame, emit: (consuming EncodedFrame) throws -> Void) throws {
             guard frame.sampleFormat == .s16, frame.sampleRate == format.sampleRate, frame.channels == format.channels else {
                 throw CodecError.invalidSetting("L16 encoder set up for \(format) got other samples")
             }
@@ -60,7 +60,7 @@ struct L16EncoderProvider: AudioEncoderProvider {
         }
 
         /// Sends what is buffered as a shorter last packet.
-        func flush(emit: (EncodedFrame) throws -> Void) throws {
+        func flush(emit: (consuming EncodedFrame) throws -> Void) throws {
             if !pending.isEmpty { try emitPending(emit) }
         }
 
@@ -70,7 +70,7 @@ struct L16EncoderProvider: AudioEncoderProvider {
             }
         }
 
-        private func emitPending(_ emit: (EncodedFrame) throws -> Void) throws {
+        private func emitPending(_ emit: (consuming EncodedFrame) throws -> Void) throws {
             let timebase = Rational(1, format.sampleRate)
             let samples = pending.count / (format.channels * 2)
             let packet = pending.withUnsafeBytes {
@@ -110,7 +110,7 @@ struct L16DecoderProvider: AudioDecoderProvider {
             next = .zero(Rational(1, format.sampleRate))
         }
 
-        func decode(_ packet: EncodedFrame, emit: (AudioFrame) throws -> Void) throws {
+        func decode(_ packet: EncodedFrame, emit: (consuming AudioFrame) throws -> Void) throws {
             let bytesPerFrame = format.channels * 2
             guard packet.byteCount % bytesPerFrame == 0 else {
                 throw CodecError.library(name: "test-l16", operation: "decode", code: -1,
@@ -128,7 +128,7 @@ struct L16DecoderProvider: AudioDecoderProvider {
         }
 
         /// Silence for the missing packets.
-        func concealLoss(duration: MediaTime, emit: (AudioFrame) throws -> Void) throws {
+        func concealLoss(duration: MediaTime, emit: (consuming AudioFrame) throws -> Void) throws {
             let count = Int(duration.rescaled(to: Rational(1, format.sampleRate)).value)
             guard count > 0 else { return }
             let frame = AudioFrame(sampleFormat: .s16, sampleRate: format.sampleRate, channels: format.channels,
@@ -138,6 +138,6 @@ struct L16DecoderProvider: AudioDecoderProvider {
             try emit(frame)
         }
 
-        func flush(emit: (AudioFrame) throws -> Void) throws {}
+        func flush(emit: (consuming AudioFrame) throws -> Void) throws {}
     }
 }
