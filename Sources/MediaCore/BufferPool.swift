@@ -54,6 +54,10 @@ public final class BufferPool: Sendable {
     private struct State: ~Copyable {
         var buffers: [FrameBuffer] = []
         var allocations = 0
+        /// Where the next search starts: after the buffer handed out last. Frames mostly come back
+        /// in the order they went out, so the buffer there is usually free, and a search does not
+        /// step over every buffer still held (a sender keeps its last frames for retransmissions).
+        var searchStart = 0
     }
 
     public init(name: String) { self.name = name }
@@ -64,9 +68,15 @@ public final class BufferPool: Sendable {
             // Through a buffer pointer: the array's own accessors allocate when not specialised.
             // No free buffer can fit better than the size a new one would have.
             let ideal = Swift.max(64, capacity.nextPowerOfTwo)
-            let (free, tooSmall) = state.buffers.withUnsafeMutableBufferPointer { buffers in
+            let start = state.searchStart
+            let (found, tooSmall) = state.buffers.withUnsafeMutableBufferPointer { buffers in
                 var best: Int?, tooSmall: Int?
-                for index in buffers.indices where isKnownUniquelyReferenced(&buffers[index]) {
+                var step = 0
+                while step < buffers.count {
+                    var index = start + step
+                    if index >= buffers.count { index -= buffers.count }
+                    step += 1
+                    guard isKnownUniquelyReferenced(&buffers[index]) else { continue }
                     let size = buffers[index].capacity
                     guard size >= capacity else {
                         tooSmall = tooSmall ?? index
@@ -75,9 +85,11 @@ public final class BufferPool: Sendable {
                     if best.map({ size < buffers[$0].capacity }) ?? true { best = index }
                     if size <= ideal { break }
                 }
-                return (best.map { buffers[$0] as FrameBuffer? } ?? nil, tooSmall)
+                return (best, tooSmall)
             }
-            if let free {
+            if let found {
+                state.searchStart = found + 1 < state.buffers.count ? found + 1 : 0
+                let free = state.buffers[found]
                 free.count = capacity
                 return free
             }

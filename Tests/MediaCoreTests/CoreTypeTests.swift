@@ -216,6 +216,24 @@ import Testing
         _ = (delta, keyframe)
     }
 
+    /// The search for a free buffer starts after the one handed out last: frames mostly come back in
+    /// the order they went out, so the buffer there is usually free, and a pool whose user holds
+    /// many frames (a sender's retransmission history) is not searched from its start each time.
+    @Test func poolSearchStartsAfterTheBufferHandedOutLast() {
+        let pool = BufferPool(name: "fifo")
+        var held = (0..<3).map { _ in pool.acquire(capacity: 100) }
+        let made = held.map(ObjectIdentifier.init)
+        held.removeAll()
+        // All three are free at each call, and each goes out in turn.
+        let handed = (0..<4).map { _ in ObjectIdentifier(pool.acquire(capacity: 100)) }
+        #expect(handed == [made[0], made[1], made[2], made[0]])
+        // A buffer still held is stepped over; the next free one after it goes out.
+        let first = pool.acquire(capacity: 100), second = pool.acquire(capacity: 100)
+        #expect([first, second].map(ObjectIdentifier.init) == [made[1], made[2]])
+        #expect(ObjectIdentifier(pool.acquire(capacity: 100)) == made[0])
+        #expect(pool.allocations == 3)
+    }
+
     @Test func psnrOfIdenticalAndShiftedPictures() {
         let pool = BufferPool(name: "psnr")
         let a = VideoFrame(width: 16, height: 16, pts: .zero(Rational(1, 1)), pool: pool)
