@@ -14,11 +14,14 @@ public final class AudioDecoderNode: MediaTransform {
     public let preferredOutput: Caps?
     /// Samples of encoder delay to drop from the start, as the container declares them (Ogg Opus pre-skip).
     public let preSkip: Int
-    private var decoder: (any AudioDecoder)?
-    private var expectedPTS: MediaTime?
+    // Touched by the node's calls alone, one at a time (the graph runs a node on one thread at a
+    // time), so the runtime's exclusivity check on each access (about 75 instructions, once or
+    // twice a packet) is left out.
+    @exclusivity(unchecked) private var decoder: (any AudioDecoder)?
+    @exclusivity(unchecked) private var expectedPTS: MediaTime?
 
     private let counters = CodecCounters(DecoderStatistics())
-    private var timer = CodecCallTimer()
+    @exclusivity(unchecked) private var timer = CodecCallTimer()
 
     /// What the node has decoded so far (audio frames out as frames); safe from any thread.
     public var statistics: DecoderStatistics { counters.snapshot }

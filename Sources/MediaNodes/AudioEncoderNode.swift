@@ -7,10 +7,11 @@ public final class AudioEncoderNode: MediaTransform {
     public let name: String
     public let provider: any AudioEncoderProvider
     public private(set) var settings: AudioEncoderSettings
-    private var encoder: (any AudioEncoder)?
+    /// Touched by the node's calls alone, one at a time: no exclusivity check (see `AudioDecoderNode`).
+    @exclusivity(unchecked) private var encoder: (any AudioEncoder)?
 
     private let counters = CodecCounters(EncoderStatistics())
-    private var timer = CodecCallTimer()
+    @exclusivity(unchecked) private var timer = CodecCallTimer()
 
     /// What the node has encoded so far (packets as frames); safe from any thread while running.
     public var statistics: EncoderStatistics { counters.snapshot }
