@@ -173,7 +173,9 @@ class NodeRunner: @unchecked Sendable {
 // type (a popped packet) looked up that type's metadata on every call, before the check that
 // picks the specialised code.
 
-/// Moves every item of `outbox` onto each output edge and, at the end, end-of-stream.
+/// Moves every item of `outbox` onto each output edge and, at the end, end-of-stream. Returns what
+/// the last push found, `.closed` as soon as an edge is; an empty outbox reports room (its node
+/// had room before its step, and has pushed nothing since).
 @_specialize(where Item == VideoFrame)
 @_specialize(where Item == AudioFrame)
 @_specialize(where Item == EncodedFrame)
