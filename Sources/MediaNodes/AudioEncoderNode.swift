@@ -7,7 +7,7 @@ public final class AudioEncoderNode: MediaTransform {
     public let name: String
     public let provider: any AudioEncoderProvider
     public private(set) var settings: AudioEncoderSettings
-    /// Touched by the node's calls alone, one at a time: no exclusivity check (see `AudioDecoderNode`).
+    // Touched by the node's calls alone, one at a time: no exclusivity check (see `AudioDecoderNode`).
     @exclusivity(unchecked) private var encoder: (any AudioEncoder)?
 
     private let counters = CodecCounters(EncoderStatistics())
