@@ -79,7 +79,13 @@ class NodeRunner: @unchecked Sendable {
     // MARK: Scheduling (see NodeScheduler)
 
     /// The threaded run this node is part of; nil in a deterministic run, where nothing is woken.
-    var run: GraphRun?
+    /// Set once, before the node can be woken.
+    var run: GraphRun? {
+        didSet { scheduler = run.map { Unmanaged.passUnretained($0.scheduler) } }
+    }
+    /// The run's scheduler, not retained (the run keeps it): a wake-up that loaded `run` and its
+    /// scheduler as references paid two reference counts up and down, each an atomic operation.
+    private var scheduler: Unmanaged<NodeScheduler>?
     /// Where the node stands with the shared workers (`ScheduleState`).
     let schedule = Atomic<UInt8>(ScheduleState.idle.rawValue)
     /// What an `.ownThread` node's thread sleeps on.
@@ -95,7 +101,7 @@ class NodeRunner: @unchecked Sendable {
     /// Makes the node run again soon: it has input, room for output, an event or a due timer. Safe
     /// from any thread; costs one atomic operation when the node is already scheduled or running.
     func wake() {
-        guard let run else { return }
+        guard let scheduler else { return }
         if let parker { parker.unpark(); return }
         var state = schedule.load(ordering: .acquiring)
         while true {
@@ -108,7 +114,7 @@ class NodeRunner: @unchecked Sendable {
             let (exchanged, original) = schedule.compareExchange(expected: state, desired: next.rawValue,
                                                                  ordering: .acquiringAndReleasing)
             if exchanged {
-                if next == .scheduled { run.scheduler.enqueue(self) }
+                if next == .scheduled { scheduler._withUnsafeGuaranteedRef { $0.enqueue(self) } }
                 return
             }
             state = original

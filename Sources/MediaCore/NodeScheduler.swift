@@ -134,10 +134,6 @@ final class NodeScheduler: @unchecked Sendable {
         return key
     }()
 
-    private static var current: Worker? {
-        pthread_getspecific(currentWorker).map { Unmanaged<Worker>.fromOpaque($0).takeUnretainedValue() }
-    }
-
     init(workers: Int, maxWorkers: Int? = nil) {
         baseWorkers = workers
         self.maxWorkers = maxWorkers ?? max(8, 4 * workers)
@@ -185,12 +181,17 @@ final class NodeScheduler: @unchecked Sendable {
     /// other heavy ones, and nodes woken from elsewhere, on the shared queue, where an idle worker
     /// takes them (heavy stages overlap).
     func enqueue(_ runner: NodeRunner) {
-        guard let worker = Self.current, worker.scheduler === self,
-              runner.stepCost <= Self.heavyStep || runner.lastWorker == ObjectIdentifier(worker) && !worker.runningHeavy else {
-            return push(runner)
-        }
-        if worker.local.count >= Self.localCapacity, let oldest = worker.local.popFirst() { push(oldest) }
-        worker.local.append(runner)
+        // The worker is borrowed from its thread, not retained: its thread holds it.
+        let kept = pthread_getspecific(Self.currentWorker).map { opaque in
+            Unmanaged<Worker>.fromOpaque(opaque)._withUnsafeGuaranteedRef { worker in
+                guard worker.scheduler === self, runner.stepCost <= Self.heavyStep
+                        || runner.lastWorker == ObjectIdentifier(worker) && !worker.runningHeavy else { return false }
+                if worker.local.count >= Self.localCapacity, let oldest = worker.local.popFirst() { push(oldest) }
+                worker.local.append(runner)
+                return true
+            }
+        } ?? false
+        if !kept { push(runner) }
     }
 
     private func push(_ runner: NodeRunner) {
