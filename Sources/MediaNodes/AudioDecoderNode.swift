@@ -59,20 +59,19 @@ public final class AudioDecoderNode: MediaTransform {
     }
 
     public func process(_ packet: EncodedFrame, into outbox: inout Outbox<AudioFrame>) throws {
+        defer { counters.publish() }
         if let expected = expectedPTS, packet.pts > expected {
             try decoder!.recoverLoss(packet.pts - expected, from: packet) { frame in
-                counters.update { $0.concealedSamples += frame.sampleCount }
+                counters.working.concealedSamples += frame.sampleCount
                 emit(frame, into: &outbox)
             }
         }
         do {
             let spent = try timer.time(nil, pts: packet.pts) { try decoder!.decode(packet) { emit($0, into: &outbox) } }
-            counters.update { statistics in
-                statistics.totalDecodeTime = statistics.totalDecodeTime + spent
-                statistics.keyFramesDecoded += 1
-            }
+            counters.working.totalDecodeTime = counters.working.totalDecodeTime + spent
+            counters.working.keyFramesDecoded += 1
         } catch let error as CodecError {
-            counters.update { $0.corruptFrames += 1 }
+            counters.working.corruptFrames += 1
             if firstError == nil { firstError = "\(error)" }
             try conceal(packet.duration ?? MediaTime(20, timebase: Rational(1, 1000)), into: &outbox)
         }
@@ -81,18 +80,20 @@ public final class AudioDecoderNode: MediaTransform {
 
     private func conceal(_ gap: MediaTime, into outbox: inout Outbox<AudioFrame>) throws {
         try decoder!.concealLoss(duration: gap) { frame in
-            counters.update { $0.concealedSamples += frame.sampleCount }
+            counters.working.concealedSamples += frame.sampleCount
             emit(frame, into: &outbox)
         }
     }
 
     public func finish(into outbox: inout Outbox<AudioFrame>) throws {
+        defer { counters.publish() }
         try decoder!.flush { emit($0, into: &outbox) }
     }
 
     private func emit(_ frame: consuming AudioFrame, into outbox: inout Outbox<AudioFrame>) {
         let now = timer.record(.decodeEnd, pts: frame.pts)
-        counters.update { $0.framesDecoded += 1; $0.rate.count(at: now) }
+        counters.working.framesDecoded += 1
+        counters.working.rate.count(at: now)
         outbox.emit(frame)
     }
 

@@ -41,22 +41,22 @@ public final class AudioEncoderNode: MediaTransform {
     }
 
     public func process(_ frame: AudioFrame, into outbox: inout Outbox<EncodedFrame>) throws {
+        defer { counters.publish() }
         let spent = try timer.time(.encodeStart, pts: frame.pts) { try encoder!.encode(frame) { emit($0, into: &outbox) } }
-        counters.update { $0.totalEncodeTime = $0.totalEncodeTime + spent }
+        counters.working.totalEncodeTime = counters.working.totalEncodeTime + spent
     }
 
     public func finish(into outbox: inout Outbox<EncodedFrame>) throws {
+        defer { counters.publish() }
         try encoder!.flush { emit($0, into: &outbox) }
     }
 
     private func emit(_ packet: consuming EncodedFrame, into outbox: inout Outbox<EncodedFrame>) {
         let now = timer.record(.encodeEnd, pts: packet.pts)
-        counters.update { statistics in
-            statistics.framesEncoded += 1
-            statistics.rate.count(at: now)
-            statistics.keyFramesEncoded += 1  // every Opus packet decodes on its own
-            statistics.bytesEncoded += packet.byteCount
-        }
+        counters.working.framesEncoded += 1
+        counters.working.rate.count(at: now)
+        counters.working.keyFramesEncoded += 1  // every Opus packet decodes on its own
+        counters.working.bytesEncoded += packet.byteCount
         outbox.emit(packet)
     }
 

@@ -58,19 +58,18 @@ public final class VideoDecoderNode: MediaTransform {
     }
 
     public func process(_ frame: EncodedFrame, into outbox: inout Outbox<VideoFrame>) throws {
+        defer { counters.publish() }
         if awaitingKeyframe {
-            guard frame.isKeyframe else { counters.update { $0.skippedFrames += 1 }; return }
+            guard frame.isKeyframe else { counters.working.skippedFrames += 1; return }
             awaitingKeyframe = false
         }
         do {
             let spent = try timer.time(nil, pts: frame.pts) { try decoder!.decode(frame) { emit($0, into: &outbox) } }
-            counters.update { statistics in
-                statistics.totalDecodeTime = statistics.totalDecodeTime + spent
-                if frame.isKeyframe { statistics.keyFramesDecoded += 1 }
-            }
+            counters.working.totalDecodeTime = counters.working.totalDecodeTime + spent
+            if frame.isKeyframe { counters.working.keyFramesDecoded += 1 }
         } catch {
             if failOnCorruptFrame { throw error }
-            counters.update { $0.corruptFrames += 1 }
+            counters.working.corruptFrames += 1
             if firstError == nil { firstError = "\(error)" }
             awaitingKeyframe = true
             context?.sendUpstream(.keyframeRequest)
@@ -78,16 +77,15 @@ public final class VideoDecoderNode: MediaTransform {
     }
 
     public func finish(into outbox: inout Outbox<VideoFrame>) throws {
+        defer { counters.publish() }
         try decoder!.flush { emit($0, into: &outbox) }
     }
 
     private func emit(_ picture: consuming VideoFrame, into outbox: inout Outbox<VideoFrame>) {
         let now = timer.record(.decodeEnd, pts: picture.pts)
-        counters.update { statistics in
-            statistics.framesDecoded += 1
-            statistics.rate.count(at: now)
-            (statistics.frameWidth, statistics.frameHeight) = (picture.width, picture.height)
-        }
+        counters.working.framesDecoded += 1
+        counters.working.rate.count(at: now)
+        (counters.working.frameWidth, counters.working.frameHeight) = (picture.width, picture.height)
         outbox.emit(picture)
     }
 

@@ -49,13 +49,14 @@ public final class VideoEncoderNode: MediaTransform {
     }
 
     public func process(_ frame: VideoFrame, into outbox: inout Outbox<EncodedFrame>) throws {
+        defer { counters.publish() }
         if var format, (frame.width, frame.height) != (format.width, format.height) {
             // Drain the old encoder, then start anew at the picture's size with a keyframe.
             try encoder!.flush { emit($0, into: &outbox) }
             (format.width, format.height) = (frame.width, frame.height)
             encoder = try provider.makeEncoder(format: format, settings: settings)
             self.format = format
-            counters.update { $0.reconfigurations += 1 }
+            counters.working.reconfigurations += 1
             keyframePending = true
         }
         let force = keyframePending
@@ -63,31 +64,29 @@ public final class VideoEncoderNode: MediaTransform {
         let spent = try timer.time(.encodeStart, pts: frame.pts) {
             try encoder!.encode(frame, forceKeyframe: force) { emit($0, into: &outbox) }
         }
-        counters.update { statistics in
-            statistics.totalEncodeTime = statistics.totalEncodeTime + spent
-            (statistics.frameWidth, statistics.frameHeight) = (frame.width, frame.height)
-        }
+        counters.working.totalEncodeTime = counters.working.totalEncodeTime + spent
+        (counters.working.frameWidth, counters.working.frameHeight) = (frame.width, frame.height)
     }
 
     public func finish(into outbox: inout Outbox<EncodedFrame>) throws {
+        defer { counters.publish() }
         try encoder!.flush { emit($0, into: &outbox) }
     }
 
     private func emit(_ frame: consuming EncodedFrame, into outbox: inout Outbox<EncodedFrame>) {
         let now = timer.record(.encodeEnd, pts: frame.pts)
-        counters.update { statistics in
-            statistics.framesEncoded += 1
-            statistics.rate.count(at: now)
-            if frame.isKeyframe { statistics.keyFramesEncoded += 1 }
-            statistics.bytesEncoded += frame.byteCount
-        }
+        counters.working.framesEncoded += 1
+        counters.working.rate.count(at: now)
+        if frame.isKeyframe { counters.working.keyFramesEncoded += 1 }
+        counters.working.bytesEncoded += frame.byteCount
         outbox.emit(frame)
     }
 
     public func handle(_ event: UpstreamEvent) throws -> Bool {
         switch event {
         case .keyframeRequest:
-            counters.update { $0.keyframeRequests += 1 }
+            counters.working.keyframeRequests += 1
+            counters.publish()
             keyframePending = true
         case .bitrateChange(let bitsPerSecond):
             try encoder?.setBitrate(bitsPerSecond)
