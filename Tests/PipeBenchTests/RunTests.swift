@@ -37,9 +37,9 @@ import Testing
     @Test func aThirdSideRunsInEveryRoundAndTheOrderAlternates() throws {
         var order = ""
         let outcome = try HeadToHead.run(RunSize(seconds: 0.001, frames: 1),
-                                         sluice: { order += "S"; usleep(400); return 1 },
-                                         bare: { order += "B"; usleep(100); return 1 },
-                                         alone: { order += "A"; usleep(200); return 1 })
+                                         sluice: { order += "S"; usleep(400); return 7 },
+                                         bare: { order += "B"; usleep(100); return 7 },
+                                         alone: { order += "A"; usleep(200); return 7 })
         let rounds = outcome.sluiceRates.count
         #expect(rounds >= 2 && outcome.bareRates.count == rounds && outcome.aloneRates.count == rounds)
         let expected = "SBA" + (0..<rounds).map { $0 % 2 == 0 ? "SAB" : "BAS" }.joined()
@@ -47,6 +47,7 @@ import Testing
         let result = outcome.result("x", unit: "u", target: 1)
         #expect(result.roundRatios?.count == rounds, "every measured round (not the warm-up) gives a ratio")
         #expect(result.ratioSpread.map { $0.contains(result.ratio!) } == true)
+        #expect(outcome.unitsPerRepetition == 7 && result.notes.contains("\(rounds) rounds of 7 a side"))
     }
 
     /// The ratio is the median of the rounds' ratios, and the third side splits it into the wrapper's
@@ -60,7 +61,7 @@ import Testing
         #expect(metrics["sluice"] == 24 && metrics["bare"] == 100 && metrics["codec alone"] == 40)
         #expect(metrics["codec alone/bare"] == 50, "median of 52%, 40% and 50%")
         #expect(metrics["graph/codec alone"] == 50, "median of 50%, 50% and 60%")
-        #expect(result.notes.contains("3 rounds"))
+        #expect(result.notes.contains("3 rounds of 0 a side"))
     }
 }
 
