@@ -13,7 +13,7 @@ enum PictureCopy {
             let sources = [frame.data.0, frame.data.1, frame.data.2], strides = [frame.linesize.0, frame.linesize.1, frame.linesize.2]
             for index in 0..<3 {
                 guard let source = sources[index] else { throw unsupported(format, decoder) }
-                copyPlane(from: source, stride: Int(strides[index]), into: picture, plane: index)
+                picture.copyPlane(index, from: source, stride: Int(strides[index]))
             }
             return
         }
@@ -60,19 +60,6 @@ enum PictureCopy {
                     line[column] = UInt8(clamping: count == 0 ? 0 : ((sum + count / 2) / count) >> shift)
                 }
             }
-        }
-    }
-
-    /// Plane `index` of `picture` from rows `stride` bytes apart; one copy when the strides agree.
-    static func copyPlane(from source: UnsafeMutablePointer<UInt8>, stride: Int, into picture: VideoFrame, plane index: Int) {
-        let target = picture.layout[index]
-        if stride == target.stride {
-            picture.plane(index).baseAddress!.copyMemory(from: source, byteCount: (target.rows - 1) * stride + target.width)
-            return
-        }
-        for row in 0..<target.rows {
-            let line = picture.row(row, ofPlane: index)
-            line.baseAddress!.copyMemory(from: source + row * stride, byteCount: line.count)
         }
     }
 

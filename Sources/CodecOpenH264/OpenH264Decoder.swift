@@ -217,17 +217,10 @@ public final class OpenH264Decoder: VideoDecoder {
         }
         let picture = VideoFrame(pixelFormat: .i420, width: Int(buffer.iWidth), height: Int(buffer.iHeight),
                                  pts: entry.pts, duration: entry.duration, pool: outputPool)
-        copyPlane(0, from: y, stride: Int(buffer.iStride.0), into: picture)
-        copyPlane(1, from: u, stride: Int(buffer.iStride.1), into: picture)
-        copyPlane(2, from: v, stride: Int(buffer.iStride.1), into: picture)
+        picture.copyPlane(0, from: y, stride: Int(buffer.iStride.0))
+        picture.copyPlane(1, from: u, stride: Int(buffer.iStride.1))
+        picture.copyPlane(2, from: v, stride: Int(buffer.iStride.1))
         emittedPictures += 1
         return picture
-    }
-
-    private func copyPlane(_ index: Int, from source: UnsafeMutablePointer<UInt8>, stride: Int, into picture: VideoFrame) {
-        for row in 0..<picture.layout[index].rows {
-            let target = picture.row(row, ofPlane: index)
-            target.baseAddress!.copyMemory(from: source + row * stride, byteCount: target.count)
-        }
     }
 }

@@ -69,20 +69,14 @@ public final class VP8Decoder: VideoDecoder {
             throw CodecError.library(name: "libvpx", operation: "decode", code: 0,
                                      message: "unexpected image format \(image.fmt.rawValue)")
         }
+        guard let y = image.planes.0, let u = image.planes.1, let v = image.planes.2 else {
+            throw CodecError.library(name: "libvpx", operation: "decode", code: 0, message: "I420 image without its three planes")
+        }
         let picture = VideoFrame(pixelFormat: .i420, width: Int(image.d_w), height: Int(image.d_h),
                                  pts: pts, duration: duration, pool: outputPool)
-        copyPlane(0, from: image.planes.0, stride: image.stride.0, into: picture)
-        copyPlane(1, from: image.planes.1, stride: image.stride.1, into: picture)
-        copyPlane(2, from: image.planes.2, stride: image.stride.2, into: picture)
+        picture.copyPlane(0, from: y, stride: Int(image.stride.0))
+        picture.copyPlane(1, from: u, stride: Int(image.stride.1))
+        picture.copyPlane(2, from: v, stride: Int(image.stride.2))
         return picture
-    }
-
-    private func copyPlane(_ index: Int, from source: UnsafeMutablePointer<UInt8>?, stride: Int32,
-                           into picture: VideoFrame) {
-        guard let source else { return }
-        for row in 0..<picture.layout[index].rows {
-            let target = picture.row(row, ofPlane: index)
-            target.baseAddress!.copyMemory(from: source + row * Int(stride), byteCount: target.count)
-        }
     }
 }

@@ -189,6 +189,24 @@ public struct VideoFrame: MediaPayload {
         let start = p.offset + row * p.stride
         return UnsafeMutableRawBufferPointer(rebasing: buffer.storage[start..<(start + p.width)])
     }
+
+    /// Fills plane `index` from a picture a library keeps (a decoder's own), whose rows start
+    /// `stride` bytes apart at `source`: `layout[index].width` bytes of each row. One copy when the
+    /// strides agree, else one a row, the plane's bounds checked once rather than at every row
+    /// (a 640x360 picture has 720 rows).
+    public func copyPlane(_ index: Int, from source: UnsafeRawPointer, stride: Int) {
+        let p = layout[index]
+        guard p.rows > 0 else { return }
+        precondition(p.offset + (p.rows - 1) * p.stride + p.width <= buffer.storage.count, "plane outside the buffer")
+        let target = buffer.storage.baseAddress! + p.offset
+        if stride == p.stride {
+            target.copyMemory(from: source, byteCount: (p.rows - 1) * stride + p.width)
+            return
+        }
+        for row in 0..<p.rows {
+            (target + row * p.stride).copyMemory(from: source + row * stride, byteCount: p.width)
+        }
+    }
 }
 
 /// Raw audio: `sampleCount` samples per channel, channels interleaved.

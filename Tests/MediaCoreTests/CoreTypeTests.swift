@@ -174,6 +174,32 @@ import Testing
         #expect(shown.row(358, ofPlane: 0).count == 637)
     }
 
+    /// A plane copied from a library's picture takes each row's visible bytes, whatever the
+    /// library's stride, and leaves the frame's row padding alone; with the strides alike it is
+    /// one copy, which must still stop at the last row's visible end.
+    @Test func aPlaneIsCopiedRowByRowFromAnotherStride() {
+        let pool = BufferPool(name: "copy")
+        let picture = VideoFrame(width: 33, height: 17, pts: .zero(Rational(1, 30)), pool: pool)
+        picture.buffer.storage.initializeMemory(as: UInt8.self, repeating: 0xEE)
+        // The library's luma rows are 96 bytes apart (32 of border), its chroma 32 apart like the frame's.
+        let luma = (0..<(96 * 17)).map { UInt8(truncatingIfNeeded: $0 % 96 < 33 ? $0 / 96 + $0 % 96 : 0xAA) }
+        let chroma = (0..<(32 * 9)).map { UInt8(truncatingIfNeeded: 200 + $0 / 32 + $0 % 32) }
+        luma.withUnsafeBytes { picture.copyPlane(0, from: $0.baseAddress!, stride: 96) }
+        chroma.withUnsafeBytes { picture.copyPlane(1, from: $0.baseAddress!, stride: 32) }
+        for row in 0..<17 {
+            #expect(Array(picture.row(row, ofPlane: 0)) == (0..<33).map { UInt8(row + $0) }, "luma row \(row)")
+        }
+        for row in 0..<9 {
+            #expect(Array(picture.row(row, ofPlane: 1)) == (0..<17).map { UInt8(200 + row + $0) }, "chroma row \(row)")
+        }
+        // Past each luma row's 33 bytes, up to the frame's 64-byte stride: untouched.
+        let lumaPlane = picture.plane(0)
+        #expect((0..<17).allSatisfy { row in lumaPlane[(row * 64 + 33)..<(row * 64 + 64)].allSatisfy { $0 == 0xEE } })
+        // After the last chroma row's 17 bytes (the one copy stops there), the V plane is untouched.
+        let u = picture.layout[1]
+        #expect(picture.buffer.storage[(u.offset + 8 * 32 + 17)..<picture.layout[2].offset].allSatisfy { $0 == 0xEE })
+    }
+
     @Test func everyPixelFormatHasAsManyPlanesAsItsLayout() {
         for format in PixelFormat.allCases {
             let layout = PlaneLayout(format, width: 8, height: 8, rowAlignment: 1)
