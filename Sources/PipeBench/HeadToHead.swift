@@ -24,17 +24,16 @@ public struct HeadToHead {
         _ = try sluice()
         _ = try bare()
         _ = try alone?()
-        roundsBegin()
         var outcome = HeadToHead()
         var measured = 0.0
         var round = 0
         var units = 0
-        func rate(_ side: Int, _ body: () throws -> Int) throws -> Double {
+        func rate(_ side: Side, _ body: () throws -> Int) throws -> Double {
             let (handled, wall, _) = try ProcessClock.measure { () throws -> Int in
                 switch side {
-                case 1: try sluiceRepetition(body)
-                case 2: try bareRepetition(body)
-                default: try aloneRepetition(body)
+                case .sluice: try sluiceRepetition(body)
+                case .bare: try bareRepetition(body)
+                case .alone: try aloneRepetition(body)
                 }
             }
             measured += wall
@@ -44,13 +43,13 @@ public struct HeadToHead {
         let minimumRounds = size.seconds > 0 ? 2 : 1
         while round < minimumRounds || measured < size.seconds {
             if round % 2 == 0 {
-                outcome.sluiceRates.append(try rate(1, sluice))
-                if let alone { outcome.aloneRates.append(try rate(3, alone)) }
-                outcome.bareRates.append(try rate(2, bare))
+                outcome.sluiceRates.append(try rate(.sluice, sluice))
+                if let alone { outcome.aloneRates.append(try rate(.alone, alone)) }
+                outcome.bareRates.append(try rate(.bare, bare))
             } else {
-                outcome.bareRates.append(try rate(2, bare))
-                if let alone { outcome.aloneRates.append(try rate(3, alone)) }
-                outcome.sluiceRates.append(try rate(1, sluice))
+                outcome.bareRates.append(try rate(.bare, bare))
+                if let alone { outcome.aloneRates.append(try rate(.alone, alone)) }
+                outcome.sluiceRates.append(try rate(.sluice, sluice))
             }
             round += 1
         }
@@ -58,21 +57,22 @@ public struct HeadToHead {
         return outcome
     }
 
-    // Marks for a profile (`tools/count-instructions` on a codec scenario), kept out of line: the
-    // end of the warm-up, and each side's measured repetitions, told apart by the function they
-    // run in. Each notes a different side, so that the compiler cannot merge them into one.
-    nonisolated(unsafe) static var sideRunning = 0
-    @inline(never) static func roundsBegin() { sideRunning = 0 }
+    enum Side { case sluice, bare, alone }
+
+    // Each side's measured repetitions run in a function of their own, kept out of line, so that a
+    // profile (`tools/count-instructions` on a codec scenario) tells the sides apart and leaves out
+    // the warm-up. Each notes a different side, so that the compiler cannot merge them into one.
+    nonisolated(unsafe) static var sideRunning: Side?
     @inline(never) static func sluiceRepetition(_ body: () throws -> Int) throws -> Int {
-        sideRunning = 1
+        sideRunning = .sluice
         return try body()
     }
     @inline(never) static func bareRepetition(_ body: () throws -> Int) throws -> Int {
-        sideRunning = 2
+        sideRunning = .bare
         return try body()
     }
     @inline(never) static func aloneRepetition(_ body: () throws -> Int) throws -> Int {
-        sideRunning = 3
+        sideRunning = .alone
         return try body()
     }
 
