@@ -193,7 +193,7 @@ public struct VideoFrame: MediaPayload {
     /// Fills plane `index` from a picture a library keeps (a decoder's own), whose rows start
     /// `stride` bytes apart at `source`: `layout[index].width` bytes of each row. One copy when the
     /// strides agree, else one a row, the plane's bounds checked once rather than at every row
-    /// (a 640x360 picture has 720 rows).
+    /// (a 640x360 I420 picture has 720 rows in its three planes).
     public func copyPlane(_ index: Int, from source: UnsafeRawPointer, stride: Int) {
         let p = layout[index]
         guard p.rows > 0 else { return }
